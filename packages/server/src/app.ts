@@ -1,0 +1,70 @@
+import swagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { accountRoutes } from './account/routes.js';
+import { adminRoutes } from './admin/routes.js';
+import type { Deps } from './deps.js';
+import { healthRoutes } from './health/routes.js';
+import { installErrorHandler } from './http/error-handler.js';
+import { installGuard } from './http/guard.js';
+import { ErrorSchema } from './http/schemas.js';
+import { validatorCompiler } from './http/validation.js';
+import { requestLogRoutes } from './request-log/routes.js';
+import { randomUUID } from 'node:crypto';
+
+/** Builds the HTTP app: every route module is registered here, by name. */
+export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    // Per-request lines would cost more than the request; errors are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: deps.config.bodyLimitBytes,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+    // Slow or stalled clients are cut off instead of holding a socket forever.
+    connectionTimeout: 0,
+    requestTimeout: 30_000,
+    keepAliveTimeout: 5_000,
+    return503OnClosing: true,
+  });
+  app.server.headersTimeout = 10_000;
+  app.setValidatorCompiler(validatorCompiler);
+  app.addSchema(ErrorSchema);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  // An empty body with Content-Type: application/json is read as "no body" rather than an error.
+  // Only JSON is accepted: anything else (including text/plain) is 415.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch (error) {
+      (error as { statusCode?: number }).statusCode = 400;
+      done(error as Error, undefined);
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Herald notification gateway', version: '1.0.0', description: 'Notify Solana wallets by email, Telegram and SMS.' },
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
+      security: [{ apiKey: [] }],
+    },
+  });
+
+  installErrorHandler(app);
+  installGuard(app, deps);
+
+  healthRoutes(app, deps);
+  accountRoutes(app, deps);
+  requestLogRoutes(app, deps);
+  adminRoutes(app, deps);
+
+  app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => app.swagger());
+
+  return app;
+}

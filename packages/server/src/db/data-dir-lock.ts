@@ -1,0 +1,57 @@
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export class DataDirLockedError extends Error {
+  constructor(
+    readonly dir: string,
+    readonly holderPid: number,
+  ) {
+    super(`Data directory ${dir} is in use by another Herald process (pid ${holderPid}); PGlite allows one process per directory.`);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes an exclusive lock on a PGlite data directory: a lock file holding our pid, created with an
+ * atomic link(2) so two starting processes cannot both win. A lock left by a dead process is taken
+ * over. Returns the release function.
+ */
+export function lockDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const lockFile = path.join(dir, 'herald.lock');
+  const candidate = `${lockFile}.${process.pid}`;
+  writeFileSync(candidate, String(process.pid));
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        linkSync(candidate, lockFile);
+        let released = false;
+        return () => {
+          if (released) return;
+          released = true;
+          try {
+            if (readFileSync(lockFile, 'utf8') === String(process.pid)) unlinkSync(lockFile);
+          } catch {
+            // already gone
+          }
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const holder = Number(readFileSync(lockFile, 'utf8'));
+        if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) throw new DataDirLockedError(dir, holder);
+        unlinkSync(lockFile);
+      }
+    }
+    throw new DataDirLockedError(dir, Number(readFileSync(lockFile, 'utf8')));
+  } finally {
+    unlinkSync(candidate);
+  }
+}

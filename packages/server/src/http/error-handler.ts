@@ -1,0 +1,44 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { isDatabaseUnavailable } from '../db/connection.js';
+import { ApiError, codeForStatus, errorBody } from './errors.js';
+import { describeValidationError } from './validation.js';
+
+const FRAMEWORK_MESSAGES: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'Request body is too large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Content-Type; send application/json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'Request body is empty',
+};
+
+/** The one error handler: every failure leaves as `{statusCode, error, message, code}`. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) {
+      reply.headers(error.headers);
+      return reply.code(error.statusCode).send(errorBody(error.statusCode, error.code, error.message));
+    }
+    const fastifyError = error as FastifyError;
+    if (fastifyError.validation) {
+      const message = describeValidationError(fastifyError.validation as any, fastifyError.validationContext ?? 'body');
+      return reply.code(400).send(errorBody(400, 'VALIDATION_ERROR', message));
+    }
+    const status = fastifyError.statusCode;
+    if (status && status >= 400 && status < 500) {
+      const message =
+        FRAMEWORK_MESSAGES[fastifyError.code] ?? (error instanceof SyntaxError ? `Malformed JSON body: ${error.message}` : fastifyError.message);
+      return reply.code(status).send(errorBody(status, codeForStatus(status), message));
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.error({ err: error }, 'database unavailable');
+      reply.header('Retry-After', '5');
+      return reply.code(503).send(errorBody(503, 'SERVICE_UNAVAILABLE', `Service temporarily unavailable (request ${request.id})`));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send(errorBody(500, 'INTERNAL_ERROR', `Internal server error (request ${request.id})`));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${path} not found`));
+  });
+}

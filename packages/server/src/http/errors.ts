@@ -1,0 +1,77 @@
+import { STATUS_CODES } from 'node:http';
+
+/** Every error code the gateway answers with, and its HTTP status. */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  INVALID_API_KEY: 401,
+  INVALID_ADMIN_TOKEN: 401,
+  INVALID_SIGNATURE: 401,
+  INSUFFICIENT_QUOTA: 402,
+  TIER_REQUIRED: 403,
+  WEBHOOK_LIMIT_REACHED: 403,
+  NOT_FOUND: 404,
+  WALLET_NOT_REGISTERED: 404,
+  TEMPLATE_NOT_FOUND: 404,
+  NOTIFICATION_NOT_FOUND: 404,
+  SCHEDULE_NOT_FOUND: 404,
+  WEBHOOK_NOT_FOUND: 404,
+  BROADCAST_NOT_FOUND: 404,
+  PROTOCOL_NOT_FOUND: 404,
+  RECEIPT_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  DUPLICATE_IDEMPOTENCY_KEY: 409,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The one error type services throw; the error handler turns it into the contract's body. */
+export class ApiError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.statusCode = ERROR_STATUS[code];
+  }
+}
+
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  message: string;
+  code: string;
+}
+
+export function errorBody(statusCode: number, code: string, message: string): ErrorBody {
+  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, code };
+}
+
+/** The code used for a framework error that only carries an HTTP status. */
+export function codeForStatus(statusCode: number): ErrorCode {
+  switch (statusCode) {
+    case 401:
+      return 'INVALID_API_KEY';
+    case 404:
+      return 'NOT_FOUND';
+    case 405:
+      return 'METHOD_NOT_ALLOWED';
+    case 413:
+      return 'PAYLOAD_TOO_LARGE';
+    case 415:
+      return 'UNSUPPORTED_MEDIA_TYPE';
+    case 429:
+      return 'RATE_LIMIT_EXCEEDED';
+    case 503:
+      return 'SERVICE_UNAVAILABLE';
+    default:
+      return statusCode >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR';
+  }
+}

@@ -1,0 +1,98 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyOwner } from '../account/protocol-store.js';
+import { bearerToken } from '../auth/authenticator.js';
+import type { Deps } from '../deps.js';
+import type { RateLimitResult } from '../limits/rate-limiter.js';
+import { tierOf } from '../tiers.js';
+import { ApiError } from './errors.js';
+
+/**
+ * How a route is reached: `key` needs a protocol API key, `admin` the operator token, `public`
+ * nothing. Routes say which in `config.access`; without it, /v1 routes need a key.
+ */
+export type Access = 'key' | 'admin' | 'public';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: KeyOwner | null;
+  }
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+}
+
+function accessOf(request: FastifyRequest): Access {
+  if (request.is404) return 'public';
+  const declared = request.routeOptions.config?.access;
+  if (declared) return declared;
+  return request.url.startsWith('/v1/') ? 'key' : 'public';
+}
+
+function setRateHeaders(reply: FastifyReply, result: RateLimitResult) {
+  reply.header('X-RateLimit-Limit', result.limit);
+  reply.header('X-RateLimit-Remaining', result.remaining);
+  reply.header('X-RateLimit-Reset', result.reset);
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  // Hashing first gives equal lengths, so the comparison leaks neither content nor length.
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/**
+ * Authentication, rate limiting and the request log, for every request. Requests with a valid key
+ * count against their protocol's tier limit; all others against a per-client-IP limit.
+ */
+export function installGuard(app: FastifyInstance, deps: Deps): void {
+  app.decorateRequest('auth', null);
+
+  async function limit(request: FastifyRequest, reply: FastifyReply, key: string, max: number) {
+    const result = await deps.limiter.check(key, max);
+    setRateHeaders(reply, result);
+    if (!result.allowed) {
+      const retryAfter = Math.max(1, result.reset - Math.floor(deps.now().getTime() / 1000));
+      throw new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit of ${max} requests per second exceeded; retry after ${retryAfter}s`, {
+        'Retry-After': String(retryAfter),
+      });
+    }
+  }
+
+  const limitByIp = (request: FastifyRequest, reply: FastifyReply) => limit(request, reply, `ip:${request.ip}`, deps.config.ipRateLimit);
+
+  app.addHook('onRequest', async (request, reply) => {
+    const access = accessOf(request);
+    if (access === 'key') {
+      const owner = await deps.authenticator.authenticate(request.headers.authorization);
+      if (!owner) {
+        await limitByIp(request, reply);
+        const message = request.headers.authorization
+          ? 'Invalid API key: it is malformed, unknown or revoked'
+          : 'Missing API key: send Authorization: Bearer <key>';
+        throw new ApiError('INVALID_API_KEY', message);
+      }
+      request.auth = owner;
+      return limit(request, reply, `p:${owner.protocol.id}`, tierOf(owner.protocol.tier).requestsPerSecond);
+    }
+    await limitByIp(request, reply);
+    if (access === 'admin') {
+      const token = bearerToken(request.headers.authorization);
+      if (!deps.config.adminToken) throw new ApiError('INVALID_ADMIN_TOKEN', 'The admin API is disabled: set HERALD_ADMIN_TOKEN');
+      if (!token || !sameSecret(token, deps.config.adminToken)) throw new ApiError('INVALID_ADMIN_TOKEN', 'Invalid admin token');
+    }
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    if (!request.auth) return;
+    deps.requestLog.record({
+      protocolId: request.auth.protocol.id,
+      method: request.method,
+      endpoint: request.url.split('?')[0],
+      statusCode: reply.statusCode,
+      latencyMs: Math.round(reply.elapsedTime),
+      at: deps.now(),
+    });
+  });
+}

@@ -1,0 +1,26 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+export const ErrorSchema = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    error: Type.String(),
+    message: Type.String(),
+    code: Type.String(),
+  },
+  { $id: 'Error', description: 'Every error answer has this shape' },
+);
+
+export const IsoDateTime = Type.String({ format: 'date-time' });
+
+/** `page` (from 1) and `limit` (1..max) query parameters with the given default limit. */
+export function pageQuery(defaultLimit: number, maxLimit = 100) {
+  return {
+    page: Type.Integer({ minimum: 1, default: 1 }),
+    limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit }),
+  };
+}
+
+/** The error answers a route can give, for the OpenAPI document. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  return Object.fromEntries(statuses.map((status) => [status, Type.Ref(ErrorSchema)]));
+}

@@ -1,0 +1,51 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+// Bodies are JSON and keep their types: "5" is not a number. Query strings and path parameters
+// arrive as text and are coerced. Unknown body fields are dropped, not refused.
+const bodyAjv = addFormats(new Ajv({ removeAdditional: true, useDefaults: true, coerceTypes: false, allErrors: false, strict: false }));
+const textAjv = addFormats(new Ajv({ removeAdditional: true, useDefaults: true, coerceTypes: true, allErrors: false, strict: false }));
+
+export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as any;
+
+/** `/notifications/3/wallet` → `notifications[3].wallet` */
+function fieldPath(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (extra) parts.push(extra);
+  return parts.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
+}
+
+/** One readable sentence naming the field, from the first schema violation. */
+export function describeValidationError(errors: ErrorObject[], context: string): string {
+  const error = errors[0];
+  if (!error) return 'Invalid request';
+  const params = error.params as Record<string, any>;
+  const where = context === 'body' ? 'body' : context === 'querystring' ? 'query parameter' : 'path parameter';
+  switch (error.keyword) {
+    case 'required':
+      return `${fieldPath(error.instancePath, params.missingProperty)} is required`;
+    case 'type': {
+      const field = fieldPath(error.instancePath);
+      return field ? `${field} must be ${article(params.type)}` : `request ${where} must be ${article(params.type)}`;
+    }
+    case 'enum':
+      return `${fieldPath(error.instancePath)} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
+    case 'const':
+      return `${fieldPath(error.instancePath)} must be ${JSON.stringify(params.allowedValue)}`;
+    case 'additionalProperties':
+      return `${fieldPath(error.instancePath, params.additionalProperty)} is not allowed`;
+    default: {
+      const field = fieldPath(error.instancePath);
+      return `${field || `request ${where}`} ${error.message ?? 'is invalid'}`;
+    }
+  }
+}
+
+function article(type: string): string {
+  const name = type.replace(/,/g, ' or ');
+  return /^[aeiou]/.test(name) ? `an ${name}` : `a ${name}`;
+}

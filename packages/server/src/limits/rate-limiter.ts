@@ -1,0 +1,116 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/**
+ * Fixed one-second windows aligned on Unix seconds: within any calendar second at most `limit`
+ * requests of one key pass. `reset` is the Unix second at which the window ends.
+ */
+export interface RateLimitResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  reset: number;
+}
+
+/** Counts hits in a window; returns the count including this hit. */
+export interface HitCounter {
+  hit(key: string, windowSecond: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export class MemoryCounter implements HitCounter {
+  private readonly counts = new Map<string, { window: number; count: number }>();
+  private lastSweep = 0;
+
+  async hit(key: string, windowSecond: number): Promise<number> {
+    return this.hitSync(key, windowSecond);
+  }
+
+  hitSync(key: string, windowSecond: number): number {
+    if (windowSecond !== this.lastSweep) this.sweep(windowSecond);
+    const entry = this.counts.get(key);
+    if (entry && entry.window === windowSecond) return ++entry.count;
+    this.counts.set(key, { window: windowSecond, count: 1 });
+    return 1;
+  }
+
+  // Entries of past windows are worthless; dropping them keeps memory bounded by the active keys.
+  private sweep(windowSecond: number) {
+    this.lastSweep = windowSecond;
+    for (const [key, entry] of this.counts) if (entry.window < windowSecond) this.counts.delete(key);
+  }
+
+  async close() {}
+}
+
+/**
+ * Shared counters in Redis, so the limit holds across API processes. When Redis cannot answer,
+ * each process falls back to its own in-memory counter (the limit then holds per process) and logs
+ * the switch once each way; requests are never refused because Redis is down.
+ */
+export class RedisCounter implements HitCounter {
+  private readonly redis: Redis;
+  private readonly fallback = new MemoryCounter();
+  private degraded = false;
+
+  constructor(
+    url: string,
+    private readonly prefix: string,
+    private readonly log: Logger,
+  ) {
+    this.redis = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 2000,
+      commandTimeout: 250,
+      lazyConnect: false,
+      retryStrategy: (times) => Math.min(times * 200, 2000),
+    });
+    this.redis.on('error', () => {});
+  }
+
+  async hit(key: string, windowSecond: number): Promise<number> {
+    if (this.redis.status === 'ready') {
+      try {
+        const redisKey = `${this.prefix}rl:${key}:${windowSecond}`;
+        const results = await this.redis.multi().incr(redisKey).expire(redisKey, 2).exec();
+        const count = results?.[0]?.[1];
+        if (typeof count === 'number') {
+          if (this.degraded) {
+            this.degraded = false;
+            this.log.info('rate limiter: Redis is back, using shared counters');
+          }
+          return count;
+        }
+      } catch {
+        // falls through to the in-process counter
+      }
+    }
+    if (!this.degraded) {
+      this.degraded = true;
+      this.log.warn('rate limiter: Redis unavailable, falling back to per-process counters');
+    }
+    return this.fallback.hitSync(key, windowSecond);
+  }
+
+  async close() {
+    this.redis.disconnect();
+  }
+}
+
+export class RateLimiter {
+  constructor(
+    private readonly counter: HitCounter,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async check(key: string, limit: number): Promise<RateLimitResult> {
+    const second = Math.floor(this.now() / 1000);
+    const count = await this.counter.hit(key, second);
+    return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), reset: second + 1 };
+  }
+
+  close() {
+    return this.counter.close();
+  }
+}

@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { buildApp } from './app.js';
+import { randomToken } from './auth/api-keys.js';
+import { Authenticator } from './auth/authenticator.js';
+import type { Config } from './config.js';
+import { SecretBox } from './crypto/secret-box.js';
+import { openPglite, openPostgres, type Database } from './db/connection.js';
+import { lockDataDir } from './db/data-dir-lock.js';
+import { migrate } from './db/migrate.js';
+import type { Deps } from './deps.js';
+import { MemoryCounter, RateLimiter, RedisCounter } from './limits/rate-limiter.js';
+import { RequestLog } from './request-log/request-log.js';
+
+export interface Herald {
+  deps: Deps;
+  app: FastifyInstance | undefined;
+  /** The address the API listens on, when this process runs the api role. */
+  url: string | undefined;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+  now?: () => Date;
+  /** Printed once: the generated admin token of a fresh embedded data dir. */
+  announce?: (line: string) => void;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    base: { service: 'herald', role: config.role },
+    redact: { paths: ['req.headers.authorization', '*.apiKey', '*.secret', '*.token', '*.email', '*.phone'], censor: '[redacted]' },
+  });
+}
+
+/** Reads a secret file of the embedded data dir, or creates it (0600) with `make()`. */
+function embeddedSecret(dir: string, file: string, make: () => string): { value: string; created: boolean } {
+  const target = path.join(dir, file);
+  if (existsSync(target)) return { value: readFileSync(target, 'utf8').trim(), created: false };
+  const value = make();
+  writeFileSync(target, value + '\n', { mode: 0o600 });
+  return { value, created: true };
+}
+
+/** Opens storage, applies migrations, builds the roles asked for, and starts listening. */
+export async function startHerald(config: Config, options: StartOptions = {}): Promise<Herald> {
+  const log = options.logger ?? createLogger(config);
+  const announce = options.announce ?? ((line: string) => process.stdout.write(line + '\n'));
+  const embedded = !config.databaseUrl;
+  const inMemory = config.dataDir === 'memory://';
+  const release = embedded && !inMemory ? lockDataDir(config.dataDir) : () => {};
+  let db: Database | undefined;
+  try {
+    let encryptionKey = config.encryptionKey;
+    let adminToken = config.adminToken;
+    if (embedded) {
+      if (inMemory) {
+        encryptionKey ??= randomBytes(32);
+      } else {
+        mkdirSync(config.dataDir, { recursive: true });
+        encryptionKey ??= Buffer.from(embeddedSecret(config.dataDir, 'encryption.key', () => randomBytes(32).toString('hex')).value, 'hex');
+        if (!adminToken) {
+          const token = embeddedSecret(config.dataDir, 'admin-token', () => `hrld_admin_${randomToken()}`);
+          adminToken = token.value;
+          if (token.created) {
+            announce(`Herald admin token (shown once, kept in ${path.join(config.dataDir, 'admin-token')}): ${token.value}`);
+          }
+        }
+      }
+    } else if (!adminToken) {
+      log.warn('HERALD_ADMIN_TOKEN is not set: the admin API answers 401');
+    }
+    const effective: Config = { ...config, encryptionKey, adminToken };
+
+    db = config.databaseUrl ? await openPostgres({ url: config.databaseUrl }) : await openPglite(inMemory ? undefined : path.join(config.dataDir, 'pgdata'));
+    const applied = await migrate(db);
+    if (applied.length) log.info({ applied }, 'database migrated');
+
+    const counter = config.redisUrl ? new RedisCounter(config.redisUrl, config.redisPrefix, log) : new MemoryCounter();
+    const deps: Deps = {
+      config: effective,
+      db,
+      log,
+      secrets: new SecretBox(encryptionKey!),
+      authenticator: new Authenticator(db, config.authCacheMs),
+      limiter: new RateLimiter(counter),
+      requestLog: new RequestLog(db, config.requestLogFlushMs, log),
+      now: options.now ?? (() => new Date()),
+    };
+
+    let app: FastifyInstance | undefined;
+    let url: string | undefined;
+    if (config.role !== 'worker') {
+      app = await buildApp(deps);
+      url = await app.listen({ port: config.port, host: config.host });
+      log.info({ url, database: db.engine, role: config.role }, 'herald listening');
+    }
+
+    let closing: Promise<void> | undefined;
+    const openDb = db;
+    return {
+      deps,
+      app,
+      url,
+      close() {
+        closing ??= (async () => {
+          await app?.close();
+          await deps.requestLog.flush();
+          await deps.limiter.close();
+          await openDb.close();
+          release();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await db?.close().catch(() => {});
+    release();
+    throw error;
+  }
+}

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { after, before, describe, it } from 'node:test';
+import { ADMIN_TOKEN, call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+
+describe('error model', () => {
+  let gw: TestGateway;
+  let acme: TestProtocol;
+  const logLines: string[] = [];
+
+  before(async () => {
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        logLines.push(chunk.toString());
+        done();
+      },
+    });
+    gw = await startGateway({ logger: pino({ level: 'info' }, sink), env: { HERALD_BODY_LIMIT: '65536' } });
+    acme = await gw.createProtocol({ tier: 3 });
+  });
+  after(() => gw.close());
+
+  it('answers unknown routes with 404 NOT_FOUND', async () => {
+    for (const [method, path] of [
+      ['GET', '/v1/nothing-here'],
+      ['POST', '/v1/protocols/me'],
+      ['GET', '/nope'],
+    ]) {
+      const res = await call(gw.url, acme.apiKey, method, path, method === 'POST' ? {} : undefined);
+      assert.equal(res.status, 404, `${method} ${path}`);
+      assert.ok(isErrorBody(res.body));
+      assert.equal(res.body.code, 'NOT_FOUND');
+      assert.equal(res.body.error, 'Not Found');
+      assert.ok(res.headers.get('x-ratelimit-limit'));
+    }
+  });
+
+  it('answers malformed JSON with 400 VALIDATION_ERROR', async () => {
+    const res = await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', '{"name": "x",');
+    assert.equal(res.status, 400);
+    assert.ok(isErrorBody(res.body));
+    assert.equal(res.body.code, 'VALIDATION_ERROR');
+    assert.match(res.body.message, /JSON/);
+  });
+
+  it('answers an oversize body with 413', async () => {
+    const res = await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', { name: 'x'.repeat(70_000), tier: 1 });
+    assert.equal(res.status, 413);
+    assert.ok(isErrorBody(res.body));
+    assert.equal(res.body.code, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers an unsupported content type with 415', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+      const res = await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', 'name=x', { 'content-type': type });
+      assert.equal(res.status, 415, type);
+      assert.ok(isErrorBody(res.body));
+      assert.equal(res.body.code, 'UNSUPPORTED_MEDIA_TYPE');
+    }
+  });
+
+  it('names the field in validation errors', async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ tier: 1 }, /^name is required$/],
+      [{ name: 'x', tier: '1' }, /^tier must be an integer$/],
+      [{ name: 'x', tier: 9 }, /^tier must be <= 3$/],
+      [{ name: 'x', tier: 1, overageEnabled: 'yes' }, /^overageEnabled must be a boolean$/],
+      [[1, 2], /body must be an object/],
+      ['"just a string"', /body must be an object/],
+    ];
+    for (const [body, message] of cases) {
+      const res = await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.ok(isErrorBody(res.body));
+      assert.equal(res.body.code, 'VALIDATION_ERROR');
+      assert.match(res.body.message, message);
+    }
+  });
+
+  it('hides internals of a 5xx and logs it with the request id', async () => {
+    const db = gw.herald.deps.db;
+    await db.query('ALTER TABLE request_log RENAME TO request_log_moved');
+    try {
+      const res = await call(gw.url, acme.apiKey, 'GET', '/v1/requests');
+      assert.equal(res.status, 500);
+      assert.ok(isErrorBody(res.body));
+      assert.equal(res.body.code, 'INTERNAL_ERROR');
+      assert.ok(!/request_log|relation|SELECT/i.test(res.body.message), res.body.message);
+      const requestId = res.headers.get('x-request-id')!;
+      assert.ok(res.body.message.includes(requestId));
+      const logged = logLines.map((l) => JSON.parse(l)).find((l) => l.reqId === requestId && l.level >= 50);
+      assert.ok(logged, 'the error is logged with its request id');
+      assert.match(JSON.stringify(logged.err), /request_log/);
+    } finally {
+      await db.query('ALTER TABLE request_log_moved RENAME TO request_log');
+    }
+  });
+
+  it('never writes the API key or admin token to the log', () => {
+    const all = logLines.join('\n');
+    assert.ok(!all.includes(acme.apiKey));
+    assert.ok(!all.includes(ADMIN_TOKEN));
+  });
+});
