@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
 import type { Authenticator } from './auth/authenticator.js';
+import type { ChannelRegistry } from './channels/registry.js';
 import type { Config } from './config.js';
 import type { SecretBox } from './crypto/secret-box.js';
 import type { Database } from './db/connection.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
+import type { Wakeup } from './jobs/wakeup.js';
 import type { RequestLog } from './request-log/request-log.js';
 
 /** Everything a route or a background loop may use, passed explicitly. */
@@ -15,5 +17,7 @@ export interface Deps {
   authenticator: Authenticator;
   limiter: RateLimiter;
   requestLog: RequestLog;
+  channels: ChannelRegistry;
+  wakeup: Wakeup;
   now: () => Date;
 }

@@ -14,6 +14,9 @@ import { migrate } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { MemoryCounter, RateLimiter, RedisCounter } from './limits/rate-limiter.js';
 import { RequestLog } from './request-log/request-log.js';
+import { ChannelRegistry } from './channels/registry.js';
+import type { JobLoop } from './jobs/loop.js';
+import { Wakeup } from './jobs/wakeup.js';
 
 export interface Herald {
   deps: Deps;
@@ -45,6 +48,11 @@ function embeddedSecret(dir: string, file: string, make: () => string): { value:
   const value = make();
   writeFileSync(target, value + '\n', { mode: 0o600 });
   return { value, created: true };
+}
+
+/** Every background loop of the worker role. */
+function backgroundLoops(_deps: Deps): JobLoop[] {
+  return [];
 }
 
 /** Opens storage, applies migrations, builds the roles asked for, and starts listening. */
@@ -90,8 +98,17 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
       authenticator: new Authenticator(db, config.authCacheMs),
       limiter: new RateLimiter(counter),
       requestLog: new RequestLog(db, config.requestLogFlushMs, log),
+      channels: new ChannelRegistry(db),
+      wakeup: new Wakeup(db),
       now: options.now ?? (() => new Date()),
     };
+
+    // Background loops run in the worker role (and in `all`); each claims its rows with claimDue.
+    const loops: JobLoop[] = config.role === 'api' ? [] : backgroundLoops(deps);
+    if (loops.length) {
+      await deps.wakeup.listen();
+      for (const loop of loops) loop.start();
+    }
 
     let app: FastifyInstance | undefined;
     let url: string | undefined;
@@ -110,6 +127,9 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
       close() {
         closing ??= (async () => {
           await app?.close();
+          await Promise.all(loops.map((loop) => loop.stop()));
+          await deps.wakeup.close();
+          await deps.channels.close();
           await deps.requestLog.flush();
           await deps.limiter.close();
           await openDb.close();

@@ -8,6 +8,7 @@ const HealthSchema = Type.Object({
   timestamp: Type.String({ format: 'date-time' }),
   database: Type.String(),
   role: Type.String(),
+  channels: Type.Object({ email: Type.String(), telegram: Type.String(), sms: Type.String() }, { description: 'Provider carrying each channel; capture = stored, not sent' }),
 });
 
 const UnhealthySchema = Type.Object({
@@ -35,7 +36,7 @@ export function healthRoutes(app: FastifyInstance, deps: Deps): void {
           .code(503)
           .send({ ...errorBody(503, 'SERVICE_UNAVAILABLE', 'Database unreachable'), status: 'unavailable', timestamp });
       }
-      return { status: 'ok', timestamp, database: deps.db.engine, role: deps.config.role };
+      return { status: 'ok', timestamp, database: deps.db.engine, role: deps.config.role, channels: deps.channels.describe() };
     },
   );
 }

@@ -1,0 +1,35 @@
+export type Channel = 'email' | 'telegram' | 'sms';
+export const CHANNELS: readonly Channel[] = ['email', 'telegram', 'sms'];
+
+/** A rendered message addressed to one contact, ready for a provider. */
+export interface OutboundMessage {
+  channel: Channel;
+  /** Email address, Telegram chat id or E.164 phone number. */
+  to: string;
+  subject?: string;
+  html?: string;
+  text: string;
+  /** Extra headers (email only), e.g. List-Unsubscribe. */
+  headers?: Record<string, string>;
+  /** Stable id for the provider (email Message-ID is derived from it). */
+  messageId?: string;
+  /** Who the message is for: kept by the capture provider, never sent to a provider. */
+  meta: { protocolId: string; notificationId?: string; wallet: string; environment: 'production' | 'sandbox' };
+}
+
+/**
+ * What a provider made of a send. `retry` is transient (try again later, `retryAfterMs` when the
+ * provider said how long); `failed` and `bounced` are final.
+ */
+export type SendOutcome =
+  | { kind: 'delivered'; providerResponse: string }
+  | { kind: 'bounced'; error: string; providerResponse?: string }
+  | { kind: 'retry'; error: string; retryAfterMs?: number; providerResponse?: string }
+  | { kind: 'failed'; error: string; providerResponse?: string };
+
+export interface ChannelProvider {
+  /** `smtp`, `telegram`, `twilio`, `capture`. */
+  readonly name: string;
+  send(message: OutboundMessage): Promise<SendOutcome>;
+  close?(): Promise<void>;
+}
