@@ -16,10 +16,5 @@ export function walletPublicKey(wallet: string): Uint8Array {
   return bs58.decode(wallet);
 }
 
-/** Schema for a wallet field: the base58 alphabet and length; isWalletAddress checks the decoded size. */
-export const WalletSchema = Type.String({
-  minLength: 32,
-  maxLength: 44,
-  pattern: '^[1-9A-HJ-NP-Za-km-z]+$',
-  description: 'Solana wallet address (base58, 32 bytes)',
-});
+/** Schema for a wallet field; the `solana-wallet` format runs isWalletAddress. */
+export const WalletSchema = Type.String({ format: 'solana-wallet', description: 'Solana wallet address (base58, 32 bytes)' });

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { isWalletAddress } from '../wallet.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -8,6 +9,8 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 // arrive as text and are coerced. Unknown body fields are dropped, not refused.
 const bodyAjv = addFormats(new Ajv({ removeAdditional: true, useDefaults: true, coerceTypes: false, allErrors: false, strict: false }));
 const textAjv = addFormats(new Ajv({ removeAdditional: true, useDefaults: true, coerceTypes: true, allErrors: false, strict: false }));
+
+for (const ajv of [bodyAjv, textAjv]) ajv.addFormat('solana-wallet', { type: 'string', validate: isWalletAddress });
 
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as any;
@@ -36,6 +39,9 @@ export function describeValidationError(errors: ErrorObject[], context: string):
       return `${fieldPath(error.instancePath)} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
     case 'const':
       return `${fieldPath(error.instancePath)} must be ${JSON.stringify(params.allowedValue)}`;
+    case 'format':
+      if (params.format === 'solana-wallet') return `${fieldPath(error.instancePath)} must be a Solana wallet address (base58, 32 bytes)`;
+      return `${fieldPath(error.instancePath)} must be a valid ${params.format}`;
     case 'additionalProperties':
       return `${fieldPath(error.instancePath, params.additionalProperty)} is not allowed`;
     default: {
