@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
 export const ErrorSchema = Type.Object(
   {
@@ -23,4 +23,9 @@ export function pageQuery(defaultLimit: number, maxLimit = 100) {
 /** The error answers a route can give, for the OpenAPI document. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return Object.fromEntries(statuses.map((status) => [status, Type.Ref(ErrorSchema)]));
+}
+
+/** A string limited to `values`, as a JSON Schema enum (so errors list the allowed values). */
+export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }

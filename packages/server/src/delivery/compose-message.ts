@@ -1,0 +1,57 @@
+import type { Channel, OutboundMessage } from '../channels/provider.js';
+import type { TrackingLinks } from '../engagement/tracking-links.js';
+import { renderNotification, type Category } from '../rendering/render-notification.js';
+import type { Contacts } from './load-contacts.js';
+
+export interface DeliverableNotification {
+  id: string;
+  protocol_id: string;
+  protocol_name: string;
+  environment: 'production' | 'sandbox';
+  wallet: string;
+  subject: string;
+  body: string;
+  category: string;
+}
+
+/** Channels whose contact a notification needs, by channel. */
+const CONTACT: Record<Channel, keyof Contacts> = { email: 'email', telegram: 'telegramChatId', sms: 'phone' };
+
+export function contactFor(channel: Channel, contacts: Contacts | undefined): string | undefined {
+  return contacts?.[CONTACT[channel]];
+}
+
+/**
+ * The provider-ready message for one channel. Emails carry an open pixel, click-tracked links and
+ * RFC 8058 one-click unsubscribe headers, all signed per notification.
+ */
+export function composeMessage(n: DeliverableNotification, channel: Channel, to: string, links: TrackingLinks): OutboundMessage {
+  const unsubscribeUrl = links.link('unsubscribe', { notificationId: n.id });
+  const rendered = renderNotification({
+    subject: n.subject,
+    body: n.body,
+    category: n.category as Category,
+    protocolName: n.protocol_name,
+    unsubscribeUrl,
+    openPixelUrl: links.link('open', { notificationId: n.id }),
+    rewriteLink: (url) => links.link('click', { notificationId: n.id, url }),
+  });
+  const meta = { protocolId: n.protocol_id, notificationId: n.id, wallet: n.wallet, environment: n.environment };
+  switch (channel) {
+    case 'email':
+      return {
+        channel,
+        to,
+        subject: rendered.subject,
+        html: rendered.html,
+        text: rendered.text,
+        messageId: n.id,
+        headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+        meta,
+      };
+    case 'telegram':
+      return { channel, to, text: rendered.telegramText, meta };
+    case 'sms':
+      return { channel, to, text: rendered.sms.text, meta };
+  }
+}

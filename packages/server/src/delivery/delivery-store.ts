@@ -1,0 +1,105 @@
+import type { Queryable } from '../db/connection.js';
+import { claimDue } from '../db/claim-due.js';
+import { newId } from '../ids.js';
+import type { Settlement } from './settle.js';
+
+export async function claimNotifications(db: Queryable, limit: number, leaseMs: number, now: Date) {
+  return claimDue<{
+    id: string;
+    protocol_id: string;
+    environment: 'production' | 'sandbox';
+    wallet: string;
+    subject: string;
+    body: string;
+    category: string;
+    priority: string;
+    channel: 'email' | 'telegram' | 'sms';
+    fallback_channel: 'sms' | null;
+    template_id: string | null;
+    template_version: number | null;
+    template_variables: Record<string, unknown> | null;
+    attempts: number;
+  }>(
+    db,
+    {
+      table: 'notifications',
+      dueColumn: 'next_attempt_at',
+      where: `status IN ('queued', 'sending')`,
+      set: `status = 'sending', attempts = job.attempts + 1`,
+    },
+    { limit, leaseMs, now },
+  );
+}
+
+export async function protocolNames(db: Queryable, ids: string[]): Promise<Map<string, string>> {
+  const rows = await db.query<{ id: string; name: string }>('SELECT id, name FROM protocols WHERE id = ANY($1::text[])', [ids]);
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/**
+ * Writes a batch of outcomes in one transaction: the notification rows (only where this worker
+ * still holds the claim, fenced by the attempt counter), every attempt record, and the events of
+ * the rows that reached a final state. Returns the ids whose state was written.
+ */
+export async function commitSettlements(db: Queryable, settled: Settlement[], now: Date): Promise<Set<string>> {
+  if (settled.length === 0) return new Set();
+  const col = <T>(pick: (s: Settlement) => T) => settled.map(pick);
+  const updated = await db.query<{ id: string }>(
+    `UPDATE notifications AS n SET
+       status = u.status, attempts = u.attempts, fallback_channel = u.fallback_channel,
+       next_attempt_at = u.next_attempt_at, delivered_at = u.delivered_at, last_error = u.last_error,
+       locked_until = NULL, updated_at = $9
+     FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[])
+       AS u(id, token, status, attempts, fallback_channel, next_attempt_at, delivered_at, last_error)
+     WHERE n.id = u.id AND n.attempts = u.token AND n.status = 'sending'
+     RETURNING n.id`,
+    [
+      col((s) => s.id),
+      col((s) => s.token),
+      col((s) => s.status),
+      col((s) => s.attempts),
+      col((s) => s.fallbackChannel),
+      col((s) => s.nextAttemptAt?.toISOString() ?? null),
+      col((s) => s.deliveredAt?.toISOString() ?? null),
+      col((s) => s.lastError),
+      now,
+    ],
+  );
+  const written = new Set(updated.map((r) => r.id));
+  await db.query(
+    `INSERT INTO delivery_attempts (notification_id, attempt, channel, provider, outcome, provider_response, error, duration_ms, created_at)
+     SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::timestamptz[])`,
+    [
+      col((s) => s.id),
+      col((s) => s.attempt.attempt),
+      col((s) => s.attempt.channel),
+      col((s) => s.attempt.provider),
+      col((s) => s.attempt.outcome),
+      col((s) => s.attempt.providerResponse),
+      col((s) => s.attempt.error),
+      col((s) => s.attempt.durationMs),
+      col(() => now.toISOString()),
+    ],
+  );
+  const events = settled.filter((s) => s.event && written.has(s.id));
+  if (events.length) {
+    await db.query(
+      `INSERT INTO events (id, protocol_id, type, data, created_at)
+       SELECT e.id, n.protocol_id, e.type, e.data, $4 FROM unnest($1::text[], $2::text[], $3::jsonb[], $5::text[]) AS e(id, type, data, notification_id)
+       JOIN notifications n ON n.id = e.notification_id`,
+      [events.map(() => newId.event()), events.map((s) => s.event!.type), events.map((s) => JSON.stringify(s.event!.data)), now, events.map((s) => s.id)],
+    );
+  }
+  return written;
+}
+
+/** Gives unstarted claims back (graceful shutdown): they become due again at once. */
+export async function releaseClaims(db: Queryable, claims: { id: string; attempts: number }[]): Promise<void> {
+  if (claims.length === 0) return;
+  await db.query(
+    `UPDATE notifications AS n SET status = 'queued', attempts = n.attempts - 1, locked_until = NULL
+     FROM unnest($1::text[], $2::int[]) AS c(id, token)
+     WHERE n.id = c.id AND n.attempts = c.token AND n.status = 'sending'`,
+    [claims.map((c) => c.id), claims.map((c) => c.attempts)],
+  );
+}

@@ -1,0 +1,94 @@
+import type { Channel, SendOutcome } from '../channels/provider.js';
+import { notificationEventData, type NotificationEventType } from '../webhooks/event-payloads.js';
+import { nextAttemptAt, type RetryPolicy } from './retry-policy.js';
+
+/** A claimed notification as the worker sees it. */
+export interface ClaimedNotification {
+  id: string;
+  protocol_id: string;
+  wallet: string;
+  priority: string;
+  channel: Channel;
+  fallback_channel: Channel | null;
+  /** Attempts including the one just claimed; doubles as the claim's fencing token. */
+  attempts: number;
+}
+
+export interface Settlement {
+  id: string;
+  token: number;
+  status: 'queued' | 'delivered' | 'bounced' | 'failed';
+  attempts: number;
+  fallbackChannel: Channel | null;
+  nextAttemptAt: Date | null;
+  deliveredAt: Date | null;
+  lastError: string | null;
+  attempt: { attempt: number; channel: Channel; provider: string; outcome: string; providerResponse: string | null; error: string | null; durationMs: number };
+  event: { type: NotificationEventType; data: Record<string, unknown> } | null;
+}
+
+/**
+ * What a send outcome does to the notification (pure). Transient errors are retried by the policy;
+ * permanent failures, bounces and exhausted retries are final, except that a `critical` message
+ * whose channel gave up falls back once to SMS when the wallet has a verified phone.
+ */
+export function settle(
+  n: ClaimedNotification,
+  outcome: SendOutcome,
+  ctx: { provider: string; durationMs: number; now: Date; policy: RetryPolicy; hasPhone: boolean; random?: number },
+): Settlement {
+  const channel = n.fallback_channel ?? n.channel;
+  const base = {
+    id: n.id,
+    token: n.attempts,
+    attempts: n.attempts,
+    fallbackChannel: n.fallback_channel,
+    nextAttemptAt: null,
+    deliveredAt: null,
+    attempt: {
+      attempt: n.attempts,
+      channel,
+      provider: ctx.provider,
+      outcome: outcome.kind,
+      providerResponse: outcome.providerResponse?.slice(0, 1000) ?? null,
+      error: outcome.kind === 'delivered' ? null : outcome.error.slice(0, 1000),
+      durationMs: Math.round(ctx.durationMs),
+    },
+  };
+  if (outcome.kind === 'delivered') {
+    return {
+      ...base,
+      status: 'delivered',
+      deliveredAt: ctx.now,
+      lastError: null,
+      event: {
+        type: 'notification.delivered',
+        data: notificationEventData('notification.delivered', { notificationId: n.id, wallet: n.wallet, channel, deliveredAt: ctx.now }),
+      },
+    };
+  }
+  if (outcome.kind === 'retry') {
+    const next = nextAttemptAt(ctx.policy, n.attempts, ctx.now, outcome.retryAfterMs, ctx.random);
+    if (next) return { ...base, status: 'queued', nextAttemptAt: next, lastError: outcome.error, event: null };
+  }
+  const finalStatus = outcome.kind === 'bounced' ? 'bounced' : 'failed';
+  if (n.priority === 'critical' && channel !== 'sms' && !n.fallback_channel && ctx.hasPhone) {
+    return {
+      ...base,
+      status: 'queued',
+      attempts: 0,
+      fallbackChannel: 'sms',
+      nextAttemptAt: ctx.now,
+      lastError: `${channel} ${finalStatus}: ${outcome.error}; falling back to sms`,
+      event: null,
+    };
+  }
+  const reason = outcome.kind === 'retry' ? `gave up after ${n.attempts} attempts: ${outcome.error}` : outcome.error;
+  const type = finalStatus === 'bounced' ? 'notification.bounced' : 'notification.failed';
+  return {
+    ...base,
+    status: finalStatus,
+    lastError: reason,
+    event: { type, data: notificationEventData(type, { notificationId: n.id, wallet: n.wallet, channel, reason, attempts: n.attempts }) },
+  };
+}

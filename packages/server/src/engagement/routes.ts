@@ -1,0 +1,94 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { escapeHtml } from '../rendering/markdown.js';
+import { unsubscribe } from '../subscriptions/subscription-store.js';
+import { recordEngagement } from './engagement-store.js';
+import { TrackingLinks } from './tracking-links.js';
+
+// A transparent 1x1 GIF.
+const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+const TokenParams = Type.Object({ token: Type.String({ maxLength: 4096 }) });
+const tags = ['engagement'];
+const pub = { access: 'public' as const };
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem">
+<h1 style="font-size:1.4rem">${escapeHtml(title)}</h1>${body}</body></html>`;
+}
+
+/**
+ * Email engagement: open pixel, click redirects and one-click unsubscribe (RFC 8058), all through
+ * signed links. A GET on the unsubscribe link only shows a confirmation page, because mail scanners
+ * follow links; the unsubscribe itself is the POST.
+ */
+export function engagementRoutes(app: FastifyInstance, deps: Deps): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const links = new TrackingLinks(deps.secrets, deps.config.publicUrl);
+
+  api.get(
+    '/track/open/:token',
+    { config: pub, schema: { tags, summary: 'Open-tracking pixel', params: TokenParams, hide: true } },
+    async (request, reply) => {
+      const claim = links.verify('open', request.params.token);
+      if (claim) await recordEngagement(deps.db, claim.notificationId, 'open', null, deps.now());
+      return reply.header('cache-control', 'no-store').type('image/gif').send(PIXEL);
+    },
+  );
+
+  api.get(
+    '/track/click/:token',
+    { config: pub, schema: { tags, summary: 'Click redirect to a link of the message', params: TokenParams, hide: true } },
+    async (request, reply) => {
+      const claim = links.verify('click', request.params.token);
+      if (!claim?.url || !/^https?:\/\//i.test(claim.url)) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
+      await recordEngagement(deps.db, claim.notificationId, 'click', claim.url, deps.now());
+      return reply.header('cache-control', 'no-store').redirect(claim.url, 302);
+    },
+  );
+
+  api.get(
+    '/unsubscribe/:token',
+    { config: pub, schema: { tags, summary: 'Unsubscribe confirmation page', params: TokenParams, hide: true } },
+    async (request, reply) => {
+      const claim = links.verify('unsubscribe', request.params.token);
+      if (!claim) return reply.code(404).type('text/html').send(page('Link not valid', '<p>This unsubscribe link is not valid.</p>'));
+      const action = `${deps.config.publicUrl}/unsubscribe/${encodeURIComponent(request.params.token)}`;
+      return reply
+        .type('text/html')
+        .send(
+          page(
+            'Unsubscribe',
+            `<p>Stop receiving these notifications?</p><form method="post" action="${escapeHtml(action)}">
+<input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`,
+          ),
+        );
+    },
+  );
+
+  // RFC 8058 POSTs are form-encoded ("List-Unsubscribe=One-Click"); the body is not needed.
+  app.register(async (scope) => {
+    scope.addContentTypeParser(['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain'], { parseAs: 'string' }, (_r, _b, done) =>
+      done(null, undefined),
+    );
+    scope.withTypeProvider<TypeBoxTypeProvider>().post(
+      '/unsubscribe/:token',
+      { config: pub, schema: { tags, summary: 'RFC 8058 one-click unsubscribe', params: TokenParams, hide: true } },
+      async (request, reply) => {
+        const claim = links.verify('unsubscribe', request.params.token);
+        if (!claim) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
+        const now = deps.now();
+        const engaged = await deps.db.transaction(async (tx) => {
+          const row = await recordEngagement(tx, claim.notificationId, 'unsubscribe', null, now);
+          if (row) await unsubscribe(tx, row.protocol_id, row.wallet, now);
+          return row;
+        });
+        if (!engaged) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
+        return reply.type('text/html').send(page('Unsubscribed', '<p>You will not receive these notifications any more.</p>'));
+      },
+    );
+  });
+}

@@ -1,0 +1,107 @@
+import type { Channel } from '../channels/provider.js';
+import type { Queryable } from '../db/connection.js';
+
+/** Typical provider hand-off time per channel, used until real attempts have been observed. */
+const DEFAULT_LATENCY_MS: Record<Channel, number> = { email: 800, telegram: 300, sms: 1200 };
+/** Assumed drain rate before any throughput is observed (a worker's per-channel concurrency, roughly). */
+const DEFAULT_RATE_PER_S: Record<Channel, number> = { email: 50, telegram: 30, sms: 20 };
+
+export interface ChannelLoad {
+  /** Notifications queued or being sent on the channel. */
+  depth: number;
+  /** Deliveries per second recently observed (0 when none). */
+  ratePerSecond: number;
+  /** Median provider hand-off time recently observed (0 when none). */
+  latencyMs: number;
+}
+
+/** Time for the queue ahead to drain at the observed rate, plus one hand-off. Pure. */
+export function estimateDeliveryMs(channel: Channel, load: ChannelLoad): number {
+  const rate = load.ratePerSecond > 0 ? load.ratePerSecond : DEFAULT_RATE_PER_S[channel];
+  const latency = load.latencyMs > 0 ? load.latencyMs : DEFAULT_LATENCY_MS[channel];
+  return Math.round((load.depth / rate) * 1000 + latency);
+}
+
+const SAMPLE_EVERY_MS = 1000;
+const DEPTH_CAP = 1_000_000;
+
+/**
+ * Samples queue depth and delivery throughput per channel at most once a second, off the request
+ * path (a request reads the last sample and may trigger the next one). Throughput is an
+ * exponentially weighted rate over delivery_attempts rows added since the previous sample.
+ */
+export class DeliveryEstimator {
+  private loads: Record<Channel, ChannelLoad> = {
+    email: { depth: 0, ratePerSecond: 0, latencyMs: 0 },
+    telegram: { depth: 0, ratePerSecond: 0, latencyMs: 0 },
+    sms: { depth: 0, ratePerSecond: 0, latencyMs: 0 },
+  };
+  private lastSampleAt = 0;
+  private lastAttemptId = -1;
+  private sampling: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  estimate(channel: Channel): number {
+    this.refreshSoon();
+    return estimateDeliveryMs(channel, this.loads[channel]);
+  }
+
+  /** Seconds to deliver `count` more messages spread over channels (broadcasts). */
+  estimateBulkSeconds(counts: Partial<Record<Channel, number>>): number {
+    this.refreshSoon();
+    let worst = 0;
+    for (const [channel, count] of Object.entries(counts) as [Channel, number][]) {
+      const load = this.loads[channel];
+      worst = Math.max(worst, estimateDeliveryMs(channel, { ...load, depth: load.depth + count }));
+    }
+    return Math.ceil(worst / 1000);
+  }
+
+  refreshSoon(): void {
+    if (this.sampling || this.now() - this.lastSampleAt < SAMPLE_EVERY_MS) return;
+    this.sampling = this.sample()
+      .catch(() => {})
+      .finally(() => {
+        this.sampling = undefined;
+      });
+  }
+
+  async sample(): Promise<void> {
+    const at = this.now();
+    const elapsedS = this.lastSampleAt ? (at - this.lastSampleAt) / 1000 : 0;
+    this.lastSampleAt = at;
+    const depths = await this.db.query<{ channel: Channel; depth: number }>(
+      `SELECT channel, count(*)::int AS depth FROM (
+         SELECT channel FROM notifications WHERE status IN ('queued', 'sending') LIMIT ${DEPTH_CAP}
+       ) q GROUP BY channel`,
+    );
+    for (const channel of ['email', 'telegram', 'sms'] as const) {
+      this.loads[channel].depth = depths.find((d) => d.channel === channel)?.depth ?? 0;
+    }
+    if (this.lastAttemptId < 0) {
+      // First sample: start counting from here rather than scanning the whole history.
+      const [{ max_id }] = await this.db.query<{ max_id: number }>('SELECT coalesce(max(id), 0) AS max_id FROM delivery_attempts');
+      this.lastAttemptId = Number(max_id);
+      return;
+    }
+    const recent = await this.db.query<{ channel: Channel; delivered: number; median_ms: number | null; max_id: number }>(
+      `SELECT channel, count(*)::int AS delivered, percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS median_ms, max(id) AS max_id
+       FROM delivery_attempts WHERE id > $1 GROUP BY channel`,
+      [this.lastAttemptId],
+    );
+    for (const channel of ['email', 'telegram', 'sms'] as const) {
+      const load = this.loads[channel];
+      const seen = recent.find((r) => r.channel === channel);
+      if (elapsedS > 0) {
+        const rate = (seen?.delivered ?? 0) / elapsedS;
+        load.ratePerSecond = load.ratePerSecond === 0 ? rate : load.ratePerSecond * 0.7 + rate * 0.3;
+      }
+      if (seen?.median_ms) load.latencyMs = Math.round(seen.median_ms);
+    }
+    this.lastAttemptId = Math.max(this.lastAttemptId, ...recent.map((r) => Number(r.max_id)));
+  }
+}

@@ -1,0 +1,219 @@
+import type { Channel } from '../channels/provider.js';
+import type { Queryable } from '../db/connection.js';
+import type { Reachability } from './choose-channel.js';
+
+export type NotificationStatus = 'queued' | 'sending' | 'delivered' | 'bounced' | 'failed' | 'opted_out';
+
+export interface NewNotification {
+  id: string;
+  protocolId: string;
+  environment: 'production' | 'sandbox';
+  wallet: string;
+  subject: string;
+  body: string;
+  category: string;
+  priority: string;
+  preferredChannel: string | null;
+  channel: Channel | null;
+  status: 'queued' | 'failed' | 'opted_out';
+  idempotencyKey: string | null;
+  payloadHash: string;
+  templateId: string | null;
+  templateVersion: number | null;
+  templateVariables: Record<string, unknown> | null;
+  broadcastId: string | null;
+  scheduleId: string | null;
+  lastError: string | null;
+  writeReceipt: boolean;
+  receiptStatus: 'disabled' | 'pending' | 'failed';
+  receiptFailureReason: string | null;
+  createdAt: Date;
+}
+
+/**
+ * Registration, verified channels and subscription of each wallet, in one round trip. A channel is
+ * reachable when its contact is stored and verified (linked, for Telegram).
+ */
+export async function loadReachability(db: Queryable, protocolId: string, wallets: string[]): Promise<Map<string, Reachability>> {
+  const rows = await db.query<{
+    wallet: string;
+    email: boolean;
+    sms: boolean;
+    telegram: boolean;
+    subscribed: boolean | null;
+    channels: Channel[] | null;
+  }>(
+    `SELECT i.wallet,
+            (i.email_enc IS NOT NULL AND i.email_verified_at IS NOT NULL) AS email,
+            (i.phone_enc IS NOT NULL AND i.phone_verified_at IS NOT NULL) AS sms,
+            (i.telegram_chat_enc IS NOT NULL AND i.telegram_linked_at IS NOT NULL) AS telegram,
+            s.subscribed, s.channels
+     FROM identities i
+     LEFT JOIN subscriptions s ON s.protocol_id = $1 AND s.wallet = i.wallet
+     WHERE i.wallet = ANY($2::text[])`,
+    [protocolId, wallets],
+  );
+  const result = new Map<string, Reachability>();
+  for (const row of rows) {
+    const verified = (['email', 'telegram', 'sms'] as const).filter((c) => row[c]);
+    result.set(row.wallet, {
+      verified,
+      subscription: row.subscribed === null ? undefined : { subscribed: row.subscribed, channels: row.channels ?? [] },
+    });
+  }
+  return result;
+}
+
+const COLUMNS = `id, protocol_id, environment, wallet, subject, body, category, priority, preferred_channel, channel, status,
+  idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id, last_error,
+  write_receipt, receipt_status, receipt_failure_reason, receipt_requested_at, next_attempt_at, created_at, updated_at`;
+
+/**
+ * Inserts the rows in one statement. Rows whose idempotency key is already taken (by a committed
+ * row, a concurrent transaction that then commits, or an earlier row of the same batch) are skipped;
+ * the ids actually inserted are returned.
+ */
+export async function insertNotifications(db: Queryable, rows: NewNotification[]): Promise<Set<string>> {
+  const col = <T>(pick: (row: NewNotification) => T) => rows.map(pick);
+  const inserted = await db.query<{ id: string }>(
+    `INSERT INTO notifications (${COLUMNS})
+     SELECT id, protocol_id, environment, wallet, subject, body, category, priority, preferred_channel, channel, status,
+            idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id, last_error,
+            write_receipt, receipt_status, receipt_failure_reason,
+            CASE WHEN write_receipt THEN created_at END,
+            CASE WHEN status = 'queued' THEN created_at END,
+            created_at, created_at
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                 $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::int[], $16::jsonb[], $17::text[], $18::text[],
+                 $19::text[], $20::boolean[], $21::text[], $22::text[], $23::timestamptz[])
+          AS r(id, protocol_id, environment, wallet, subject, body, category, priority, preferred_channel, channel, status,
+               idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id,
+               last_error, write_receipt, receipt_status, receipt_failure_reason, created_at)
+     ON CONFLICT (protocol_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+     RETURNING id`,
+    [
+      col((r) => r.id),
+      col((r) => r.protocolId),
+      col((r) => r.environment),
+      col((r) => r.wallet),
+      col((r) => r.subject),
+      col((r) => r.body),
+      col((r) => r.category),
+      col((r) => r.priority),
+      col((r) => r.preferredChannel),
+      col((r) => r.channel),
+      col((r) => r.status),
+      col((r) => r.idempotencyKey),
+      col((r) => r.payloadHash),
+      col((r) => r.templateId),
+      col((r) => r.templateVersion),
+      col((r) => (r.templateVariables ? JSON.stringify(r.templateVariables) : null)),
+      col((r) => r.broadcastId),
+      col((r) => r.scheduleId),
+      col((r) => r.lastError),
+      col((r) => r.writeReceipt),
+      col((r) => r.receiptStatus),
+      col((r) => r.receiptFailureReason),
+      col((r) => r.createdAt.toISOString()),
+    ],
+  );
+  return new Set(inserted.map((r) => r.id));
+}
+
+export interface IdempotentOriginal {
+  id: string;
+  idempotency_key: string;
+  payload_hash: string;
+}
+
+export async function findByIdempotencyKeys(db: Queryable, protocolId: string, keys: string[]): Promise<Map<string, IdempotentOriginal>> {
+  if (keys.length === 0) return new Map();
+  const rows = await db.query<IdempotentOriginal>(
+    'SELECT id, idempotency_key, payload_hash FROM notifications WHERE protocol_id = $1 AND idempotency_key = ANY($2::text[])',
+    [protocolId, keys],
+  );
+  return new Map(rows.map((r) => [r.idempotency_key, r]));
+}
+
+export interface NotificationRow {
+  id: string;
+  protocol_id: string;
+  environment: string;
+  wallet: string;
+  subject: string;
+  body: string;
+  category: string;
+  priority: string;
+  preferred_channel: string | null;
+  channel: Channel | null;
+  fallback_channel: Channel | null;
+  status: NotificationStatus;
+  template_id: string | null;
+  template_version: number | null;
+  template_variables: Record<string, unknown> | null;
+  broadcast_id: string | null;
+  schedule_id: string | null;
+  attempts: number;
+  last_error: string | null;
+  delivered_at: Date | null;
+  write_receipt: boolean;
+  receipt_status: string;
+  receipt_requested_at: Date | null;
+  receipt_tx: string | null;
+  receipt_failure_reason: string | null;
+  last_receipt_attempt_at: Date | null;
+  created_at: Date;
+}
+
+export interface AttemptRow {
+  attempt: number;
+  channel: string;
+  provider: string;
+  outcome: string;
+  error: string | null;
+  provider_response: string | null;
+  duration_ms: number;
+  created_at: Date;
+}
+
+export async function findNotification(db: Queryable, protocolId: string, id: string): Promise<NotificationRow | undefined> {
+  const [row] = await db.query<NotificationRow>('SELECT * FROM notifications WHERE id = $1 AND protocol_id = $2', [id, protocolId]);
+  return row;
+}
+
+export async function listAttempts(db: Queryable, notificationId: string): Promise<AttemptRow[]> {
+  return db.query<AttemptRow>(
+    `SELECT attempt, channel, provider, outcome, error, provider_response, duration_ms, created_at
+     FROM delivery_attempts WHERE notification_id = $1 ORDER BY id`,
+    [notificationId],
+  );
+}
+
+export interface ListQuery {
+  protocolId: string;
+  page: number;
+  limit: number;
+  status?: string;
+  wallet?: string;
+}
+
+export async function listNotifications(db: Queryable, q: ListQuery) {
+  const where = ['protocol_id = $1'];
+  const params: unknown[] = [q.protocolId];
+  if (q.status) {
+    params.push(q.status);
+    where.push(`status = $${params.length}`);
+  }
+  if (q.wallet) {
+    params.push(q.wallet);
+    where.push(`wallet = $${params.length}`);
+  }
+  const filter = where.join(' AND ');
+  const [{ total }] = await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM notifications WHERE ${filter}`, params);
+  const rows = await db.query<NotificationRow>(
+    `SELECT id, wallet, subject, status, channel, receipt_status, receipt_tx, created_at FROM notifications WHERE ${filter}
+     ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, q.limit, (q.page - 1) * q.limit],
+  );
+  return { rows, total };
+}

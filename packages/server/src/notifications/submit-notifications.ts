@@ -1,0 +1,152 @@
+import type { ProtocolRow } from '../account/protocol-store.js';
+import type { Channel } from '../channels/provider.js';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { reserveSends } from '../limits/quota.js';
+import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
+import { currentTemplateVersions } from '../templates/current-versions.js';
+import { tierOf } from '../tiers.js';
+import { chooseChannel } from './choose-channel.js';
+import { findByIdempotencyKeys, insertNotifications, loadReachability, type NewNotification } from './notification-store.js';
+import { payloadHash } from './payload-hash.js';
+import type { NotifyInput } from './schemas.js';
+
+export interface Sender {
+  protocol: Pick<ProtocolRow, 'id' | 'tier' | 'overage_enabled'>;
+  environment: 'production' | 'sandbox';
+}
+
+export interface Submission {
+  notificationId: string;
+  status: 'queued' | 'opted_out' | 'duplicate' | 'failed';
+  recipientRegistered: boolean;
+  estimatedDeliveryMs: number | null;
+  deliveryChannel: Channel | null;
+}
+
+export interface SubmitOptions {
+  /** `single`: an unregistered wallet is a 404; `bulk`: that item is `failed`. */
+  mode: 'single' | 'bulk';
+  scheduleId?: string;
+  broadcastId?: string;
+}
+
+class QuotaRefused extends Error {}
+
+const fieldName = (mode: SubmitOptions['mode'], index: number, field: string) =>
+  mode === 'single' ? field : `notifications[${index}].${field}`;
+
+/** Checks that need the tier or the database, before anything is written. */
+async function checkItems(deps: Deps, sender: Sender, items: NotifyInput[], mode: SubmitOptions['mode']) {
+  const tier = tierOf(sender.protocol.tier);
+  items.forEach((item, i) => {
+    const size = Buffer.byteLength(item.body, 'utf8');
+    if (size > tier.maxBodyBytes) {
+      throw new ApiError('VALIDATION_ERROR', `${fieldName(mode, i, 'body')} is ${size} bytes; the ${tier.name} tier allows ${tier.maxBodyBytes}`);
+    }
+  });
+  const templateIds = [...new Set(items.flatMap((item) => (item.templateId ? [item.templateId] : [])))];
+  if (templateIds.length && sender.protocol.tier < 1) {
+    throw new ApiError('TIER_REQUIRED', 'Email templates need the Growth tier (1) or above');
+  }
+  const versions = await currentTemplateVersions(deps.db, sender.protocol.id, templateIds);
+  const missing = templateIds.find((id) => !versions.has(id));
+  if (missing) throw new ApiError('TEMPLATE_NOT_FOUND', `Template ${missing} does not exist`);
+  return versions;
+}
+
+/**
+ * Accepts notifications: picks each one's channel (DESIGN §6), writes the rows, their quota
+ * reservation and their job state in one transaction, and answers one result per item in input
+ * order. Idempotency: a key already used with the same payload answers `duplicate` with the
+ * original id; with a different payload the request fails with 409.
+ */
+export async function submitNotifications(deps: Deps, sender: Sender, items: NotifyInput[], options: SubmitOptions): Promise<Submission[]> {
+  const versions = await checkItems(deps, sender, items, options.mode);
+  const protocolId = sender.protocol.id;
+  const now = deps.now();
+  const hashes = items.map(payloadHash);
+  let queuedAny = false;
+
+  let results: Submission[];
+  try {
+    results = await deps.db.transaction(async (tx) => {
+      const reach = await loadReachability(tx, protocolId, [...new Set(items.map((item) => item.wallet))]);
+      const rows: (NewNotification & { registered: boolean })[] = items.map((item, i) => {
+        const recipient = reach.get(item.wallet);
+        if (!recipient && options.mode === 'single') {
+          throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${item.wallet} has no identity with Herald`);
+        }
+        const choice = recipient ? chooseChannel(recipient, item.preferredChannel) : { outcome: 'failed' as const, reason: 'wallet not registered' };
+        const status = choice.outcome;
+        const writeReceipt = item.receipt ?? false;
+        return {
+          registered: Boolean(recipient),
+          id: newId.notification(),
+          protocolId,
+          environment: sender.environment,
+          wallet: item.wallet,
+          subject: item.subject,
+          body: item.body,
+          category: item.category,
+          priority: item.priority ?? 'normal',
+          preferredChannel: item.preferredChannel ?? null,
+          channel: choice.outcome === 'queued' ? choice.channel : null,
+          status,
+          idempotencyKey: item.idempotencyKey ?? null,
+          payloadHash: hashes[i],
+          templateId: item.templateId ?? null,
+          templateVersion: item.templateId ? versions.get(item.templateId)! : null,
+          templateVariables: item.templateVariables ?? null,
+          broadcastId: options.broadcastId ?? null,
+          scheduleId: options.scheduleId ?? null,
+          lastError: choice.outcome === 'failed' ? choice.reason : null,
+          writeReceipt,
+          // A notification that will never be delivered can never get a receipt.
+          receiptStatus: !writeReceipt ? 'disabled' : status === 'queued' ? 'pending' : 'failed',
+          receiptFailureReason: writeReceipt && status !== 'queued' ? `notification was not delivered (${status})` : null,
+          createdAt: now,
+        };
+      });
+
+      const inserted = await insertNotifications(tx, rows);
+      const skippedKeys = rows.filter((row) => !inserted.has(row.id)).map((row) => row.idempotencyKey!);
+      const originals = await findByIdempotencyKeys(tx, protocolId, skippedKeys);
+
+      const out = rows.map((row, i): Submission => {
+        if (inserted.has(row.id)) {
+          return {
+            notificationId: row.id,
+            status: row.status,
+            recipientRegistered: row.registered,
+            estimatedDeliveryMs: row.channel ? deps.estimator.estimate(row.channel) : null,
+            deliveryChannel: row.channel,
+          };
+        }
+        const original = originals.get(row.idempotencyKey!)!;
+        if (original.payload_hash !== row.payloadHash) {
+          throw new ApiError(
+            'DUPLICATE_IDEMPOTENCY_KEY',
+            `${fieldName(options.mode, i, 'idempotencyKey')} "${row.idempotencyKey}" was already used for notification ${original.id} with a different payload`,
+          );
+        }
+        return { notificationId: original.id, status: 'duplicate', recipientRegistered: row.registered, estimatedDeliveryMs: null, deliveryChannel: null };
+      });
+
+      const queued = rows.filter((row) => inserted.has(row.id) && row.status === 'queued');
+      queuedAny = queued.length > 0;
+      // Sandbox sends run the whole pipeline but are not billed.
+      const billable = sender.environment === 'production' ? queued.length : 0;
+      if (!(await reserveSends(tx, sender.protocol, billable, now))) throw new QuotaRefused();
+      return out;
+    });
+  } catch (error) {
+    if (!(error instanceof QuotaRefused)) throw error;
+    await recordQuotaExceeded(deps.db, sender.protocol, now);
+    const limit = tierOf(sender.protocol.tier).monthlySends;
+    throw new ApiError('INSUFFICIENT_QUOTA', `Monthly quota of ${limit} sends reached; this request needs more than what is left`);
+  }
+  if (queuedAny) deps.wakeup.notify('notifications');
+  return results;
+}

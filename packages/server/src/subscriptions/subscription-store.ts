@@ -1,0 +1,61 @@
+import type { Channel } from '../channels/provider.js';
+import type { Queryable } from '../db/connection.js';
+
+export interface SubscriptionRow {
+  wallet: string;
+  channels: Channel[];
+  subscribed: boolean;
+  subscribed_at: Date;
+  unsubscribed_at: Date | null;
+}
+
+export async function isRegistered(db: Queryable, wallet: string): Promise<boolean> {
+  return (await db.query('SELECT 1 FROM identities WHERE wallet = $1', [wallet])).length === 1;
+}
+
+/** Subscribes (or re-subscribes) the wallet; `created` tells whether the row is new. */
+export async function upsertSubscription(
+  db: Queryable,
+  protocolId: string,
+  wallet: string,
+  channels: Channel[],
+  now: Date,
+): Promise<SubscriptionRow & { created: boolean }> {
+  const [row] = await db.query<SubscriptionRow & { created: boolean }>(
+    `INSERT INTO subscriptions AS s (protocol_id, wallet, channels, subscribed, subscribed_at)
+     VALUES ($1, $2, $3::text[], true, $4)
+     ON CONFLICT (protocol_id, wallet) DO UPDATE SET
+       channels = EXCLUDED.channels,
+       subscribed = true,
+       subscribed_at = CASE WHEN s.subscribed THEN s.subscribed_at ELSE EXCLUDED.subscribed_at END,
+       unsubscribed_at = NULL
+     RETURNING wallet, channels, subscribed, subscribed_at, unsubscribed_at, (xmax = 0) AS created`,
+    [protocolId, wallet, channels, now],
+  );
+  return row;
+}
+
+export async function findSubscription(db: Queryable, protocolId: string, wallet: string): Promise<SubscriptionRow | undefined> {
+  const [row] = await db.query<SubscriptionRow>(
+    'SELECT wallet, channels, subscribed, subscribed_at, unsubscribed_at FROM subscriptions WHERE protocol_id = $1 AND wallet = $2',
+    [protocolId, wallet],
+  );
+  return row;
+}
+
+/**
+ * Opts the wallet out of this protocol's messages. A wallet that never subscribed gets a row too:
+ * the opt-out must hold for direct sends as well.
+ */
+export async function unsubscribe(db: Queryable, protocolId: string, wallet: string, now: Date): Promise<SubscriptionRow> {
+  const [row] = await db.query<SubscriptionRow>(
+    `INSERT INTO subscriptions AS s (protocol_id, wallet, channels, subscribed, subscribed_at, unsubscribed_at)
+     VALUES ($1, $2, '{}', false, $3, $3)
+     ON CONFLICT (protocol_id, wallet) DO UPDATE SET
+       subscribed = false,
+       unsubscribed_at = CASE WHEN s.subscribed THEN EXCLUDED.unsubscribed_at ELSE s.unsubscribed_at END
+     RETURNING wallet, channels, subscribed, subscribed_at, unsubscribed_at`,
+    [protocolId, wallet, now],
+  );
+  return row;
+}

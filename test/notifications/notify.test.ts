@@ -1,0 +1,240 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { makeWallet, registeredWallet } from '../support/wallets.js';
+
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+describe('POST /v1/notify', () => {
+  let gw: TestGateway;
+  let acme: TestProtocol;
+  let other: TestProtocol;
+  let wallet: string;
+
+  before(async () => {
+    gw = await startGateway({ env: { HERALD_BODY_LIMIT: '524288' } });
+    acme = await gw.createProtocol({ tier: 3 });
+    other = await gw.createProtocol({ tier: 3 });
+    wallet = await registeredWallet(gw.url, { email: 'a@example.com' });
+  });
+  after(() => gw.close());
+
+  const send = (body: unknown, key = acme.apiKey) => call(gw.url, key, 'POST', '/v1/notify', body);
+  const valid = () => ({ wallet, subject: 'Liquidation warning', body: 'Your **health factor** is 1.05', category: 'defi' });
+
+  it('queues a notification to a registered wallet', async () => {
+    const res = await send(valid());
+    assert.equal(res.status, 202);
+    assert.deepEqual(Object.keys(res.body).sort(), ['deliveryChannel', 'environment', 'estimatedDeliveryMs', 'notificationId', 'recipientRegistered', 'status']);
+    assert.match(res.body.notificationId, ULID);
+    assert.equal(res.body.status, 'queued');
+    assert.equal(res.body.recipientRegistered, true);
+    assert.equal(res.body.deliveryChannel, 'email');
+    assert.equal(res.body.environment, 'production');
+    assert.ok(Number.isInteger(res.body.estimatedDeliveryMs) && res.body.estimatedDeliveryMs > 0);
+  });
+
+  it('marks sandbox keys as sandbox', async () => {
+    const res = await send(valid(), acme.sandboxApiKey);
+    assert.equal(res.status, 202);
+    assert.equal(res.body.environment, 'sandbox');
+  });
+
+  it('answers 404 WALLET_NOT_REGISTERED for an unknown wallet and stores nothing', async () => {
+    const stranger = makeWallet().address;
+    const res = await send({ ...valid(), wallet: stranger });
+    assert.equal(res.status, 404);
+    assert.ok(isErrorBody(res.body));
+    assert.equal(res.body.code, 'WALLET_NOT_REGISTERED');
+    const rows = await gw.herald.deps.db.query('SELECT 1 FROM notifications WHERE wallet = $1', [stranger]);
+    assert.equal(rows.length, 0);
+  });
+
+  describe('validation', () => {
+    const cases: [string, (b: any) => any, RegExp][] = [
+      ['missing wallet', ({ wallet: _w, ...b }) => b, /^wallet is required$/],
+      ['missing subject', ({ subject: _s, ...b }) => b, /^subject is required$/],
+      ['missing body', ({ body: _b, ...b }) => b, /^body is required$/],
+      ['missing category', ({ category: _c, ...b }) => b, /^category is required$/],
+      ['wallet not base58', (b) => ({ ...b, wallet: '0OIl'.repeat(10) }), /^wallet must be a Solana wallet address/],
+      ['wallet too short', (b) => ({ ...b, wallet: '11111111111111111111111111111' }), /^wallet must be a Solana wallet address/],
+      ['wallet of 33 bytes', (b) => ({ ...b, wallet: '14vJ9JU1bJJE96FWSJKvHsmmFADCg4gpZQff4P3bkLKi' }), /^wallet must be a Solana wallet address/],
+      ['wallet a number', (b) => ({ ...b, wallet: 12345 }), /^wallet must be a string$/],
+      ['subject a number', (b) => ({ ...b, subject: 5 }), /^subject must be a string$/],
+      ['empty subject', (b) => ({ ...b, subject: '' }), /^subject/],
+      ['unknown category', (b) => ({ ...b, category: 'spam' }), /^category must be one of: defi, governance, system, marketing, security$/],
+      ['unknown priority', (b) => ({ ...b, priority: 'urgent' }), /^priority must be one of: normal, important, critical$/],
+      ['unknown channel', (b) => ({ ...b, preferredChannel: 'fax' }), /^preferredChannel must be one of: email, telegram, sms$/],
+      ['receipt a string', (b) => ({ ...b, receipt: 'yes' }), /^receipt must be a boolean$/],
+      ['templateVariables an array', (b) => ({ ...b, templateVariables: [1] }), /^templateVariables must be an object$/],
+      ['idempotencyKey too long', (b) => ({ ...b, idempotencyKey: 'k'.repeat(256) }), /^idempotencyKey must NOT have more than 255 characters$/],
+      ['idempotencyKey a number', (b) => ({ ...b, idempotencyKey: 7 }), /^idempotencyKey must be a string$/],
+      ['body null', (b) => ({ ...b, body: null }), /^body must be a string$/],
+    ];
+    for (const [name, mutate, message] of cases) {
+      it(`refuses ${name}`, async () => {
+        const res = await send(mutate(valid()));
+        assert.equal(res.status, 400, JSON.stringify(res.body));
+        assert.ok(isErrorBody(res.body));
+        assert.equal(res.body.code, 'VALIDATION_ERROR');
+        assert.match(res.body.message, message);
+      });
+    }
+
+    it('accepts an idempotencyKey of exactly 255 characters', async () => {
+      const res = await send({ ...valid(), idempotencyKey: 'k'.repeat(255) });
+      assert.equal(res.status, 202);
+    });
+
+    it('limits the body size by tier', async () => {
+      const dev = await gw.createProtocol({ tier: 0 });
+      const res = await send({ ...valid(), body: 'x'.repeat(10 * 1024 + 1) }, dev.apiKey);
+      assert.equal(res.status, 400);
+      assert.equal(res.body.code, 'VALIDATION_ERROR');
+      assert.match(res.body.message, /^body is 10241 bytes; the Developer tier allows 10240$/);
+      const ok = await send({ ...valid(), body: 'x'.repeat(10 * 1024) }, dev.apiKey);
+      assert.equal(ok.status, 202);
+    });
+
+    it('answers 413 for a body over the server limit', async () => {
+      const res = await send({ ...valid(), body: 'x'.repeat(600 * 1024) });
+      assert.equal(res.status, 413);
+      assert.equal(res.body.code, 'PAYLOAD_TOO_LARGE');
+    });
+
+    it('refuses templates below the Growth tier with 403 and unknown templates with 404', async () => {
+      const dev = await gw.createProtocol({ tier: 0 });
+      const gated = await send({ ...valid(), templateId: 'tmpl_x' }, dev.apiKey);
+      assert.equal(gated.status, 403);
+      assert.equal(gated.body.code, 'TIER_REQUIRED');
+      const unknown = await send({ ...valid(), templateId: 'tmpl_nope' });
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body.code, 'TEMPLATE_NOT_FOUND');
+    });
+  });
+
+  describe('channel choice', () => {
+    it('prefers the preferred channel when verified, else telegram > email > sms', async () => {
+      const all = await registeredWallet(gw.url);
+      const cases: [string | undefined, string][] = [
+        [undefined, 'telegram'],
+        ['sms', 'sms'],
+        ['email', 'email'],
+      ];
+      for (const [preferredChannel, expected] of cases) {
+        const res = await send({ ...valid(), wallet: all, preferredChannel });
+        assert.equal(res.body.deliveryChannel, expected, `preferred ${preferredChannel}`);
+      }
+      const smsOnly = await registeredWallet(gw.url, { phone: '+4915112345678' });
+      const res = await send({ ...valid(), wallet: smsOnly, preferredChannel: 'email' });
+      assert.equal(res.body.deliveryChannel, 'sms');
+    });
+
+    it('narrows to the subscription channels, and opts out after unsubscribe', async () => {
+      const w = await registeredWallet(gw.url);
+      const sub = await call(gw.url, acme.apiKey, 'POST', '/v1/subscriptions', { walletAddress: w, channels: ['sms', 'email'] });
+      assert.equal(sub.status, 201);
+      assert.equal((await send({ ...valid(), wallet: w })).body.deliveryChannel, 'email');
+      assert.equal((await send({ ...valid(), wallet: w, preferredChannel: 'telegram' })).body.deliveryChannel, 'email');
+      // other protocols are unaffected by acme's subscription
+      assert.equal((await send({ ...valid(), wallet: w }, other.apiKey)).body.deliveryChannel, 'telegram');
+
+      assert.equal((await call(gw.url, acme.apiKey, 'DELETE', `/v1/subscriptions/${w}`)).status, 200);
+      const res = await send({ ...valid(), wallet: w });
+      assert.equal(res.status, 202);
+      assert.deepEqual(
+        { status: res.body.status, ch: res.body.deliveryChannel, est: res.body.estimatedDeliveryMs, reg: res.body.recipientRegistered },
+        { status: 'opted_out', ch: null, est: null, reg: true },
+      );
+      const record = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${res.body.notificationId}`);
+      assert.equal(record.body.status, 'opted_out');
+    });
+
+    it('fails a wallet whose subscription leaves no verified channel', async () => {
+      const w = await registeredWallet(gw.url, { email: 'only@example.com' });
+      await call(gw.url, acme.apiKey, 'POST', '/v1/subscriptions', { walletAddress: w, channels: ['sms'] });
+      const res = await send({ ...valid(), wallet: w });
+      assert.equal(res.status, 202);
+      assert.equal(res.body.status, 'failed');
+      assert.equal(res.body.deliveryChannel, null);
+      assert.equal(res.body.estimatedDeliveryMs, null);
+    });
+  });
+
+  describe('idempotency', () => {
+    it('answers duplicate with the original id for the same payload, 409 for another', async () => {
+      const body = { ...valid(), idempotencyKey: 'order-1' };
+      const first = await send(body);
+      assert.equal(first.body.status, 'queued');
+      const again = await send(body);
+      assert.equal(again.status, 202);
+      assert.equal(again.body.status, 'duplicate');
+      assert.equal(again.body.notificationId, first.body.notificationId);
+      const changed = await send({ ...body, subject: 'Something else' });
+      assert.equal(changed.status, 409);
+      assert.ok(isErrorBody(changed.body));
+      assert.equal(changed.body.code, 'DUPLICATE_IDEMPOTENCY_KEY');
+      // keys are per protocol
+      const elsewhere = await send(body, other.apiKey);
+      assert.equal(elsewhere.body.status, 'queued');
+    });
+
+    it('lets exactly one of 50 concurrent identical requests queue', async () => {
+      const p = await gw.createProtocol({ tier: 3 });
+      const before = (await call(gw.url, p.apiKey, 'GET', '/v1/usage')).body.usage;
+      const body = { ...valid(), idempotencyKey: 'concurrent-1' };
+      const results = await Promise.all(Array.from({ length: 50 }, () => send(body, p.apiKey)));
+      assert.ok(results.every((r) => r.status === 202), JSON.stringify(results.find((r) => r.status !== 202)?.body));
+      const queued = results.filter((r) => r.body.status === 'queued');
+      assert.equal(queued.length, 1);
+      assert.equal(results.filter((r) => r.body.status === 'duplicate').length, 49);
+      assert.equal(new Set(results.map((r) => r.body.notificationId)).size, 1);
+      assert.equal((await call(gw.url, p.apiKey, 'GET', '/v1/usage')).body.usage, before + 1);
+    });
+  });
+
+  describe('quota', () => {
+    it('never overshoots under concurrency and writes one quota.exceeded event', async () => {
+      const p = await gw.createProtocol({ tier: 3 });
+      const db = gw.herald.deps.db;
+      await db.query(
+        `INSERT INTO usage_periods (protocol_id, period_start, sends) VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 999990)`,
+        [p.id],
+      );
+      const results = await Promise.all(Array.from({ length: 30 }, () => send(valid(), p.apiKey)));
+      assert.equal(results.filter((r) => r.status === 202).length, 10);
+      const refused = results.filter((r) => r.status === 402);
+      assert.equal(refused.length, 20);
+      for (const r of refused) {
+        assert.ok(isErrorBody(r.body));
+        assert.equal(r.body.code, 'INSUFFICIENT_QUOTA');
+        assert.equal(r.body.error, 'Payment Required');
+      }
+      const usage = (await call(gw.url, p.apiKey, 'GET', '/v1/usage')).body;
+      assert.equal(usage.usage, 1_000_000);
+      assert.equal(usage.remaining, 0);
+      const stored = await db.query('SELECT count(*)::int AS n FROM notifications WHERE protocol_id = $1', [p.id]);
+      assert.equal(stored[0].n, 10);
+      const events = await db.query(`SELECT data FROM events WHERE protocol_id = $1 AND type = 'quota.exceeded'`, [p.id]);
+      assert.equal(events.length, 1);
+      assert.equal(events[0].data.limit, 1_000_000);
+    });
+
+    it('lets overage protocols go past the quota', async () => {
+      const p = await gw.createProtocol({ tier: 0, overageEnabled: true });
+      await gw.herald.deps.db.query(
+        `INSERT INTO usage_periods (protocol_id, period_start, sends) VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1000)`,
+        [p.id],
+      );
+      const res = await send(valid(), p.apiKey);
+      assert.equal(res.status, 202);
+      assert.equal((await call(gw.url, p.apiKey, 'GET', '/v1/usage')).body.usage, 1001);
+    });
+
+    it('does not bill sandbox sends', async () => {
+      const p = await gw.createProtocol({ tier: 3 });
+      await send(valid(), p.sandboxApiKey);
+      assert.equal((await call(gw.url, p.apiKey, 'GET', '/v1/usage')).body.usage, 0);
+    });
+  });
+});
