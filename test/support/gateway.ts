@@ -144,3 +144,14 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 export async function atNextSecond(): Promise<void> {
   await sleep(1000 - (Date.now() % 1000) + 5);
 }
+
+/** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
+export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(intervalMs);
+  }
+}

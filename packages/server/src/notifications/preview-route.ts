@@ -1,0 +1,69 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
+import { renderNotification } from '../rendering/render-notification.js';
+import { currentTemplateVersions } from '../templates/current-versions.js';
+import { tierOf } from '../tiers.js';
+import { WalletSchema } from '../wallet.js';
+import { CategorySchema } from './schemas.js';
+
+const PreviewBody = Type.Object({
+  wallet: WalletSchema,
+  subject: Type.String({ minLength: 1, maxLength: 998 }),
+  body: Type.String({ minLength: 1 }),
+  category: CategorySchema,
+  templateId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  templateVariables: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+
+const Preview = Type.Object({
+  renderedHtml: Type.String(),
+  telegramText: Type.String(),
+  smsText: Type.String(),
+  subject: Type.String(),
+  sms: Type.Object({ encoding: Type.String(), segments: Type.Integer(), characters: Type.Integer() }),
+});
+
+/** POST /v1/preview: the message as each channel would carry it, without sending anything. */
+export function previewRoutes(app: FastifyInstance, deps: Deps): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
+    '/v1/preview',
+    {
+      schema: {
+        tags: ['notifications'],
+        summary: 'Render a notification for email, Telegram and SMS without sending it',
+        body: PreviewBody,
+        response: { 200: Preview, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { protocol } = request.auth!;
+      const input = request.body;
+      const tier = tierOf(protocol.tier);
+      const size = Buffer.byteLength(input.body, 'utf8');
+      if (size > tier.maxBodyBytes) throw new ApiError('VALIDATION_ERROR', `body is ${size} bytes; the ${tier.name} tier allows ${tier.maxBodyBytes}`);
+      if (input.templateId) {
+        if (protocol.tier < 1) throw new ApiError('TIER_REQUIRED', 'Email templates need the Growth tier (1) or above');
+        const versions = await currentTemplateVersions(deps.db, protocol.id, [input.templateId]);
+        if (!versions.has(input.templateId)) throw new ApiError('TEMPLATE_NOT_FOUND', `Template ${input.templateId} does not exist`);
+      }
+      const rendered = renderNotification({
+        subject: input.subject,
+        body: input.body,
+        category: input.category,
+        protocolName: protocol.name,
+        unsubscribeUrl: `${deps.config.publicUrl}/unsubscribe/preview`,
+      });
+      return {
+        renderedHtml: rendered.html,
+        telegramText: rendered.telegramText,
+        smsText: rendered.sms.text,
+        subject: rendered.subject,
+        sms: { encoding: rendered.sms.encoding, segments: rendered.sms.segments, characters: rendered.sms.characters },
+      };
+    },
+  );
+}

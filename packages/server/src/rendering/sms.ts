@@ -1,0 +1,60 @@
+import type { Markdown } from './markdown.js';
+import { markdownToPlainText, plainTextDialect } from './plain-text.js';
+import type { TextDialect } from './render-markdown-text.js';
+
+export type SmsEncoding = 'GSM-7' | 'UCS-2';
+
+export interface SmsSegments {
+  encoding: SmsEncoding;
+  segments: number;
+  /** Units counted against the segment size: septets for GSM-7, UTF-16 code units for UCS-2. */
+  characters: number;
+}
+
+// GSM 03.38 basic character set (ESC at 0x1B is left out: it only introduces the extension table).
+const GSM_BASIC = new Set(
+  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?' +
+    '¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà',
+);
+// Extension table: each costs two septets (ESC + code).
+const GSM_EXTENSION = new Set('\f^{}\\[~]|€');
+
+const SEGMENT_SIZE: Record<SmsEncoding, { single: number; multi: number }> = {
+  'GSM-7': { single: 160, multi: 153 },
+  'UCS-2': { single: 70, multi: 67 },
+};
+
+/**
+ * GSM-7 when every character is in the basic set or the extension table, else UCS-2. Segments are
+ * packed the way handsets and carriers do: an escape pair or a surrogate pair is never split across
+ * two segments, so a character that does not fit the rest of a segment opens the next one.
+ */
+export function countSmsSegments(text: string): SmsSegments {
+  const chars = Array.from(text);
+  const gsm = chars.every((char) => GSM_BASIC.has(char) || GSM_EXTENSION.has(char));
+  const encoding: SmsEncoding = gsm ? 'GSM-7' : 'UCS-2';
+  const units = chars.map((char) => (gsm ? (GSM_EXTENSION.has(char) ? 2 : 1) : char.length));
+  const characters = units.reduce((sum, unit) => sum + unit, 0);
+  const size = SEGMENT_SIZE[encoding];
+  if (characters === 0) return { encoding, segments: 0, characters };
+  if (characters <= size.single) return { encoding, segments: 1, characters };
+  let segments = 1;
+  let filled = 0;
+  for (const unit of units) {
+    if (filled + unit > size.multi) {
+      segments += 1;
+      filled = 0;
+    }
+    filled += unit;
+  }
+  return { encoding, segments, characters };
+}
+
+// SMS has no layout: quotes lose their markers and rules vanish rather than read as stray symbols.
+const smsDialect: TextDialect = { ...plainTextDialect, blockquote: (inner) => inner, rule: '' };
+
+/** "subject: body" as one line of plain text. */
+export function renderSmsText(subject: string, body: Markdown): string {
+  const text = markdownToPlainText(body, smsDialect).replace(/\s+/g, ' ').trim();
+  return [subject, text].filter(Boolean).join(': ');
+}

@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { call, isErrorBody, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { registeredWallet } from '../support/wallets.js';
+
+describe('delivery through the capture provider, engagement links', () => {
+  let gw: TestGateway;
+  let acme: TestProtocol;
+  let rival: TestProtocol;
+  let wallet: string;
+
+  before(async () => {
+    gw = await startGateway({ env: { HERALD_WORKER_POLL_MS: '50' } });
+    acme = await gw.createProtocol({ tier: 2, name: 'Acme' });
+    rival = await gw.createProtocol({ tier: 2 });
+    wallet = await registeredWallet(gw.url, { email: 'reader@example.com', telegramChatId: '5' });
+  });
+  after(() => gw.close());
+
+  const delivered = (id: string, key = acme.apiKey) =>
+    waitFor(async () => {
+      const res = await call(gw.url, key, 'GET', `/v1/notifications/${id}`);
+      return res.body.status === 'delivered' ? res.body : undefined;
+    });
+
+  it('delivers a queued notification and records the attempt and the event', async () => {
+    const sent = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', {
+      wallet,
+      subject: 'Position update',
+      body: 'See [your dashboard](https://app.example.com/dash)',
+      category: 'defi',
+      preferredChannel: 'email',
+    });
+    assert.equal(sent.status, 202);
+    const record = await delivered(sent.body.notificationId);
+    assert.equal(record.delivery_channel, 'email');
+    assert.ok(Date.parse(record.delivered_at) >= Date.parse(record.created_at));
+    assert.equal(record.attempts.length, 1);
+    assert.equal(record.attempts[0].provider, 'capture');
+    assert.equal(record.attempts[0].outcome, 'delivered');
+    const events = await gw.herald.deps.db.query(`SELECT type, data FROM events WHERE data->>'notification_id' = $1`, [sent.body.notificationId]);
+    assert.equal(events.length, 1);
+    assert.equal(events[0].type, 'notification.delivered');
+    assert.equal(events[0].data.delivered_at, record.delivered_at);
+    assert.equal(events[0].data.channel, 'email');
+    assert.equal(events[0].data.wallet, wallet);
+  });
+
+  it('lists captured messages for the protocol only, filtered and paginated', async () => {
+    const sent = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet, subject: 'TG', body: 'hello *there*', category: 'system' });
+    await delivered(sent.body.notificationId);
+    const tg = await call(gw.url, acme.apiKey, 'GET', `/v1/sandbox/messages?channel=telegram&wallet=${wallet}`);
+    assert.equal(tg.status, 200);
+    assert.equal(tg.body.data[0].notificationId, sent.body.notificationId);
+    assert.equal(tg.body.data[0].channel, 'telegram');
+    assert.match(tg.body.data[0].text, /<b>TG<\/b>/);
+    assert.ok(!JSON.stringify(tg.body).includes('reader@example.com'));
+    const all = await call(gw.url, acme.apiKey, 'GET', '/v1/sandbox/messages?limit=1');
+    assert.equal(all.body.data.length, 1);
+    assert.ok(all.body.total >= 2);
+    const theirs = await call(gw.url, rival.apiKey, 'GET', '/v1/sandbox/messages');
+    assert.equal(theirs.body.total, 0);
+    const bad = await call(gw.url, acme.apiKey, 'GET', '/v1/sandbox/messages?channel=fax');
+    assert.equal(bad.status, 400);
+    assert.ok(isErrorBody(bad.body));
+  });
+
+  it('delivers sandbox sends to capture', async () => {
+    const sent = await call(gw.url, acme.sandboxApiKey, 'POST', '/v1/notify', { wallet, subject: 'Sandbox', body: 'b', category: 'system' });
+    assert.equal(sent.body.environment, 'sandbox');
+    await delivered(sent.body.notificationId, acme.sandboxApiKey);
+    const list = await call(gw.url, acme.apiKey, 'GET', '/v1/sandbox/messages');
+    assert.ok(list.body.data.some((m: any) => m.notificationId === sent.body.notificationId && m.environment === 'sandbox'));
+  });
+
+  it('tracks opens and clicks through signed links and refuses forged ones', async () => {
+    const sent = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', {
+      wallet,
+      subject: 'Links',
+      body: 'Go [here](https://dest.example.org/path?q=1)',
+      category: 'governance',
+      preferredChannel: 'email',
+    });
+    await delivered(sent.body.notificationId);
+    const list = await call(gw.url, acme.apiKey, 'GET', '/v1/sandbox/messages?channel=email&limit=1');
+    const html: string = list.body.data[0].html;
+    const pixel = html.match(/src="([^"]*\/track\/open\/[^"]+)"/)![1];
+    const click = html.match(/href="([^"]*\/track\/click\/[^"]+)"/)![1].replace(/&amp;/g, '&');
+    assert.ok(!html.includes('href="https://dest.example.org'), 'body links go through the click redirect');
+
+    const open = await fetch(pixel.replace(/^https?:\/\/[^/]+/, gw.url));
+    assert.equal(open.status, 200);
+    assert.equal(open.headers.get('content-type'), 'image/gif');
+
+    const go = await fetch(click.replace(/^https?:\/\/[^/]+/, gw.url), { redirect: 'manual' });
+    assert.equal(go.status, 302);
+    assert.equal(go.headers.get('location'), 'https://dest.example.org/path?q=1');
+
+    const token = click.split('/track/click/')[1];
+    const [payload, mac] = token.split('.');
+    const evil = Buffer.from(JSON.stringify([sent.body.notificationId, 'https://evil.example'])).toString('base64url');
+    for (const forged of [`${evil}.${mac}`, `${payload}.${mac.slice(0, -2)}xx`, 'garbage', `${payload}`]) {
+      const res = await fetch(`${gw.url}/track/click/${forged}`, { redirect: 'manual' });
+      assert.equal(res.status, 404, forged);
+      assert.ok(isErrorBody(await res.json()));
+    }
+    const rows = await gw.herald.deps.db.query(`SELECT kind, url FROM engagement_events WHERE notification_id = $1 ORDER BY id`, [sent.body.notificationId]);
+    assert.deepEqual(
+      rows.map((r: any) => [r.kind, r.url]),
+      [
+        ['open', null],
+        ['click', 'https://dest.example.org/path?q=1'],
+      ],
+    );
+  });
+
+  it('unsubscribes with the RFC 8058 one-click POST, after a GET confirmation page', async () => {
+    const w = await registeredWallet(gw.url, { email: 'leaver@example.com' });
+    const sent = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet: w, subject: 'Bye', body: 'b', category: 'marketing' });
+    await delivered(sent.body.notificationId);
+    const list = await call(gw.url, acme.apiKey, 'GET', `/v1/sandbox/messages?wallet=${w}`);
+    const html: string = list.body.data[0].html;
+    const link = html.match(/href="([^"]*\/unsubscribe\/[^"]+)"/)![1].replace(/^https?:\/\/[^/]+/, gw.url);
+
+    const page = await fetch(link);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<form method="post"/);
+    // the GET changed nothing
+    assert.equal((await call(gw.url, acme.apiKey, 'GET', `/v1/subscriptions/${w}`)).body.subscribed, false);
+    assert.equal((await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet: w, subject: 's', body: 'b', category: 'defi' })).body.status, 'queued');
+
+    const post = await fetch(link, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+    assert.equal(post.status, 200);
+    const after = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet: w, subject: 's', body: 'b', category: 'defi' });
+    assert.equal(after.body.status, 'opted_out');
+    // only this protocol lost the wallet
+    assert.equal((await call(gw.url, rival.apiKey, 'POST', '/v1/notify', { wallet: w, subject: 's', body: 'b', category: 'defi' })).body.status, 'queued');
+    const bad = await fetch(`${gw.url}/unsubscribe/forged.token`, { method: 'POST' });
+    assert.equal(bad.status, 404);
+  });
+});
