@@ -19,6 +19,40 @@ export interface Config {
   ipRateLimit: number;
   requestLogFlushMs: number;
   shutdownTimeoutMs: number;
+  /**
+   * HERALD_ALLOW_PRIVATE_WEBHOOKS (`true`/`false`): let webhook URLs reach private, loopback and
+   * link-local addresses. Default: true when embedded (no DATABASE_URL, local development), false
+   * with DATABASE_URL.
+   */
+  allowPrivateWebhooks: boolean;
+  /** HERALD_WEBHOOK_TIMEOUT_MS: how long a receiver has to answer 2xx (default 15 000). */
+  webhookTimeoutMs: number;
+  delivery: {
+    batchSize: number;
+    leaseMs: number;
+    concurrency: number;
+    idleMs: number;
+    retry: { maxAttempts: number; baseMs: number; maxMs: number };
+  };
+  /** The bot of the `https://t.me/<bot>?start=<token>` links that tie a wallet to a Telegram chat. */
+  telegramBotUsername: string;
+  /** Telegram's `X-Telegram-Bot-Api-Secret-Token`; without it the webhook route answers 404. */
+  telegramWebhookSecret?: string;
+  /** Email goes out over SMTP when set (`smtp://` or `smtps://`, credentials in the URL); capture otherwise. */
+  smtpUrl?: string;
+  /** From header of every email, `Name <address>` or a bare address. */
+  emailFrom: string;
+  /** Telegram goes out through the Bot API when set; capture otherwise. */
+  telegramBotToken?: string;
+  telegramApiUrl: string;
+  /** Messages per second across this process, Telegram's documented bulk limit by default. */
+  telegramRateLimit: number;
+  /** SMS goes out through Twilio when all three are set; capture otherwise. */
+  twilioAccountSid?: string;
+  twilioAuthToken?: string;
+  /** An E.164 sender number, or a Messaging Service SID (`MG…`). */
+  twilioFrom?: string;
+  twilioApiUrl: string;
 }
 
 export class ConfigError extends Error {
@@ -65,6 +99,13 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+function matching(env: Env, name: string, pattern: RegExp, what: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!pattern.test(raw)) throw new ConfigError(name, `must be ${what}`);
+  return raw;
+}
+
 function encryptionKey(env: Env): Buffer | undefined {
   const raw = env.HERALD_ENCRYPTION_KEY;
   if (raw === undefined || raw === '') return undefined;
@@ -73,6 +114,42 @@ function encryptionKey(env: Env): Buffer | undefined {
     throw new ConfigError('HERALD_ENCRYPTION_KEY', 'must be 32 bytes, as 64 hex characters or base64');
   }
   return key;
+}
+
+const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
+
+/** `Name <address>` or a bare address. */
+function emailFrom(env: Env): string {
+  const raw = env.EMAIL_FROM?.trim();
+  if (!raw) return 'Herald <notifications@herald.local>';
+  const address = /<([^<>]*)>$/.exec(raw)?.[1] ?? raw;
+  if (!EMAIL_ADDRESS.test(address)) throw new ConfigError('EMAIL_FROM', 'must be an email address, optionally as "Name <address>"');
+  return raw;
+}
+
+/** All three Twilio settings or none: a partial set would silently leave SMS on capture. */
+function twilio(env: Env): { twilioAccountSid?: string; twilioAuthToken?: string; twilioFrom?: string } {
+  const names = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'] as const;
+  const set = names.filter((name) => env[name]);
+  if (set.length === 0) return {};
+  const missing = names.find((name) => !env[name]);
+  if (missing) throw new ConfigError(missing, `is required when ${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set`);
+  return {
+    twilioAccountSid: matching(env, 'TWILIO_ACCOUNT_SID', /^AC[0-9a-fA-F]{32}$/, '"AC" followed by 32 hexadecimal characters'),
+    twilioAuthToken: env.TWILIO_AUTH_TOKEN,
+    twilioFrom: matching(env, 'TWILIO_FROM', /^(?:\+[1-9]\d{6,14}|MG[0-9a-fA-F]{32})$/, 'an E.164 number (+15551234567) or a Messaging Service SID (MG…)'),
+  };
+}
+
+function baseUrl(env: Env, name: string, fallback: string): string {
+  return (url(env, name, ['http:', 'https:']) ?? fallback).replace(/\/+$/, '');
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(name, `must be true or false, got "${raw}"`);
+  return raw === 'true';
 }
 
 /** `memory://` keeps everything in memory (throwaway runs and tests); anything else is a directory. */
@@ -112,5 +189,27 @@ export function loadConfig(env: Env = process.env): Config {
     ipRateLimit: integer(env, 'HERALD_IP_RATE_LIMIT', 20, 1, 100_000),
     requestLogFlushMs: integer(env, 'HERALD_REQUEST_LOG_FLUSH_MS', 250, 10, 60_000),
     shutdownTimeoutMs: integer(env, 'HERALD_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    allowPrivateWebhooks: boolean(env, 'HERALD_ALLOW_PRIVATE_WEBHOOKS', !databaseUrl),
+    webhookTimeoutMs: integer(env, 'HERALD_WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
+    delivery: {
+      batchSize: integer(env, 'HERALD_WORKER_BATCH', 200, 1, 5000),
+      leaseMs: integer(env, 'HERALD_DELIVERY_LEASE_MS', 120_000, 1000, 3_600_000),
+      concurrency: integer(env, 'HERALD_WORKER_CONCURRENCY', 50, 1, 1000),
+      idleMs: integer(env, 'HERALD_WORKER_POLL_MS', 1000, 10, 60_000),
+      retry: {
+        maxAttempts: integer(env, 'HERALD_DELIVERY_MAX_ATTEMPTS', 8, 1, 50),
+        baseMs: integer(env, 'HERALD_DELIVERY_RETRY_BASE_MS', 30_000, 1, 3_600_000),
+        maxMs: 3_600_000,
+      },
+    },
+    telegramBotUsername: matching(env, 'TELEGRAM_BOT_USERNAME', /^[A-Za-z][A-Za-z0-9_]{4,31}$/, 'a Telegram bot username') ?? 'HeraldNotifyBot',
+    telegramWebhookSecret: matching(env, 'TELEGRAM_WEBHOOK_SECRET', /^[A-Za-z0-9_-]{1,256}$/, '1-256 characters of A-Z, a-z, 0-9, _ and -'),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    emailFrom: emailFrom(env),
+    telegramBotToken: matching(env, 'TELEGRAM_BOT_TOKEN', /^\d+:[A-Za-z0-9_-]+$/, 'a bot token as BotFather gives it (<digits>:<characters>)'),
+    telegramApiUrl: baseUrl(env, 'TELEGRAM_API_URL', 'https://api.telegram.org'),
+    telegramRateLimit: integer(env, 'TELEGRAM_RATE_LIMIT', 30, 1, 10_000),
+    ...twilio(env),
+    twilioApiUrl: baseUrl(env, 'TWILIO_API_URL', 'https://api.twilio.com'),
   };
 }

@@ -15,8 +15,12 @@ import type { Deps } from './deps.js';
 import { MemoryCounter, RateLimiter, RedisCounter } from './limits/rate-limiter.js';
 import { RequestLog } from './request-log/request-log.js';
 import { ChannelRegistry } from './channels/registry.js';
+import { buildLiveProviders } from './channels/build-providers.js';
 import type { JobLoop } from './jobs/loop.js';
 import { Wakeup } from './jobs/wakeup.js';
+import { webhookLoop } from './webhooks/webhook-loop.js';
+import { DeliveryEstimator } from './notifications/delivery-estimate.js';
+import { createDeliveryWorker } from './delivery/worker.js';
 
 export interface Herald {
   deps: Deps;
@@ -51,8 +55,8 @@ function embeddedSecret(dir: string, file: string, make: () => string): { value:
 }
 
 /** Every background loop of the worker role. */
-function backgroundLoops(_deps: Deps): JobLoop[] {
-  return [];
+function backgroundLoops(deps: Deps): JobLoop[] {
+  return [createDeliveryWorker(deps, deps.config.delivery), webhookLoop(deps)];
 }
 
 /** Opens storage, applies migrations, builds the roles asked for, and starts listening. */
@@ -98,8 +102,9 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
       authenticator: new Authenticator(db, config.authCacheMs),
       limiter: new RateLimiter(counter),
       requestLog: new RequestLog(db, config.requestLogFlushMs, log),
-      channels: new ChannelRegistry(db),
+      channels: new ChannelRegistry(db, buildLiveProviders(config, log)),
       wakeup: new Wakeup(db),
+      estimator: new DeliveryEstimator(db),
       now: options.now ?? (() => new Date()),
     };
 
@@ -108,6 +113,7 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     if (loops.length) {
       await deps.wakeup.listen();
       for (const loop of loops) loop.start();
+      log.info({ role: config.role, loops: loops.length, database: db.engine }, 'herald background loops running');
     }
 
     let app: FastifyInstance | undefined;

@@ -1,0 +1,30 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { SmtpProvider } from './email.js';
+import type { Channel, ChannelProvider } from './provider.js';
+import { TwilioProvider } from './sms.js';
+import { TelegramProvider } from './telegram.js';
+
+/** The real provider of each channel whose settings are present; the others stay on capture. */
+export function buildLiveProviders(config: Config, log: Logger): Partial<Record<Channel, ChannelProvider>> {
+  const live: Partial<Record<Channel, ChannelProvider>> = {};
+  if (config.smtpUrl) {
+    live.email = new SmtpProvider({ url: config.smtpUrl, from: config.emailFrom });
+  }
+  if (config.telegramBotToken) {
+    live.telegram = new TelegramProvider({ token: config.telegramBotToken, apiUrl: config.telegramApiUrl, ratePerSecond: config.telegramRateLimit });
+  }
+  if (config.twilioAccountSid && config.twilioAuthToken && config.twilioFrom) {
+    live.sms = new TwilioProvider({ accountSid: config.twilioAccountSid, authToken: config.twilioAuthToken, from: config.twilioFrom, apiUrl: config.twilioApiUrl });
+  }
+  // Hosts only: SMTP_URL carries credentials and the Telegram token is part of its URLs.
+  log.info(
+    {
+      email: config.smtpUrl ? `smtp ${new URL(config.smtpUrl).host}` : 'capture',
+      telegram: config.telegramBotToken ? `telegram ${new URL(config.telegramApiUrl).host}` : 'capture',
+      sms: live.sms ? `twilio ${new URL(config.twilioApiUrl).host}` : 'capture',
+    },
+    'channel providers',
+  );
+  return live;
+}

@@ -1,0 +1,96 @@
+import nodemailer, { type NodemailerError, type SMTPPoolSentMessageInfo, type Transporter } from 'nodemailer';
+import type { ChannelProvider, OutboundMessage, SendOutcome } from './provider.js';
+import { redactContact } from './redact-contact.js';
+
+export interface SmtpOptions {
+  /** `smtp://user:pass@host:port` or `smtps://…`; query parameters reach nodemailer (`?tls.rejectUnauthorized=false`). */
+  url: string;
+  /** `Name <address>` or a bare address. */
+  from: string;
+  maxConnections?: number;
+}
+
+/** Errors that come without an SMTP reply and will not go away by trying again. */
+const PERMANENT_CODES = new Set(['EENVELOPE', 'EMESSAGE', 'ECONFIG', 'EMAXRECIPIENTS', 'EREQUIRETLS', 'EFILEACCESS', 'EURLACCESS']);
+const AUTH_CODES = new Set(['EAUTH', 'ENOAUTH']);
+
+/**
+ * Email over SMTP through a nodemailer connection pool.
+ *
+ * | What happened                                        | Outcome   |
+ * |------------------------------------------------------|-----------|
+ * | message accepted (2xx after DATA)                    | delivered |
+ * | 5xx to RCPT TO or DATA (except 503)                  | bounced   |
+ * | 5xx to MAIL FROM: the server refuses EMAIL_FROM      | failed    |
+ * | authentication refused, or no credentials            | failed    |
+ * | 4xx, 503, connection refused/closed/timed out, TLS   | retry     |
+ * | address or message nodemailer cannot send            | failed    |
+ */
+export class SmtpProvider implements ChannelProvider {
+  readonly name = 'smtp';
+  private readonly transport: Transporter<SMTPPoolSentMessageInfo>;
+  private readonly domain: string;
+
+  constructor(private readonly options: SmtpOptions) {
+    this.domain = fromDomain(options.from);
+    this.transport = nodemailer.createTransport({
+      pool: true,
+      url: options.url,
+      maxConnections: options.maxConnections ?? 5,
+      // One immediate retry on a fresh connection covers a pooled connection the server closed
+      // while idle; anything longer is the delivery worker's backoff to decide.
+      maxRequeues: 1,
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 60_000,
+      logger: false,
+    });
+  }
+
+  async send(message: OutboundMessage): Promise<SendOutcome> {
+    try {
+      const info = await this.transport.sendMail({
+        from: this.options.from,
+        to: message.to,
+        subject: message.subject ?? '',
+        text: message.text,
+        html: message.html,
+        headers: message.headers,
+        messageId: message.messageId ? `<${message.messageId}@${this.domain}>` : undefined,
+      });
+      return { kind: 'delivered', providerResponse: redactContact(String(info.response), 'email', message.to) };
+    } catch (error) {
+      return smtpOutcome(error as NodemailerError, message.to);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.transport.close();
+  }
+}
+
+/** The domain of the From address, which the Message-ID borrows as RFC 5322 suggests. */
+export function fromDomain(from: string): string {
+  const address = /<([^<>]*)>\s*$/.exec(from)?.[1] ?? from;
+  return address.slice(address.lastIndexOf('@') + 1).trim() || 'localhost';
+}
+
+export function smtpOutcome(error: NodemailerError, to: string): SendOutcome {
+  const code = error.code ?? 'ERROR';
+  const reply = error.response ? redactContact(error.response, 'email', to) : undefined;
+  if (AUTH_CODES.has(code)) {
+    return { kind: 'failed', error: `SMTP authentication failed, check the credentials in SMTP_URL${reply ? `: ${reply}` : ''}`, providerResponse: reply };
+  }
+  const status = error.responseCode;
+  if (status && reply) {
+    if (status >= 500 && status !== 503) {
+      if (error.command === 'MAIL FROM') return { kind: 'failed', error: `SMTP server refused the sender (EMAIL_FROM): ${reply}`, providerResponse: reply };
+      return { kind: 'bounced', error: `SMTP ${status} to ${error.command ?? 'the message'}: ${reply}`, providerResponse: reply };
+    }
+    return { kind: 'retry', error: `SMTP ${status} to ${error.command ?? 'the message'}: ${reply}`, providerResponse: reply };
+  }
+  const detail = redactContact(error.message, 'email', to);
+  const cause = error.originalCode && error.originalCode !== code ? ` (${error.originalCode})` : '';
+  if (PERMANENT_CODES.has(code)) return { kind: 'failed', error: `SMTP ${code}: ${detail}` };
+  return { kind: 'retry', error: `SMTP ${code}${cause}: ${detail}` };
+}

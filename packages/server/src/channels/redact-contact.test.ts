@@ -1,0 +1,24 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { redactContact } from './redact-contact.js';
+
+describe('redactContact', () => {
+  it('masks the address sent and anything shaped like an email address', () => {
+    assert.equal(
+      redactContact('550 5.1.1 <Alice@Example.com>: unknown, see postmaster@example.com', 'email', 'alice@example.com'),
+      '550 5.1.1 <[address]>: unknown, see [address]',
+    );
+    assert.equal(redactContact('250 2.0.0 Ok: queued as 4F2A1', 'email', 'alice@example.com'), '250 2.0.0 Ok: queued as 4F2A1');
+  });
+
+  it('masks phone numbers however Twilio formats them, but not ids', () => {
+    assert.equal(redactContact("The 'To' number +1 (415) 555-0123 is not valid", 'sms', '+14155550123'), "The 'To' number [number] is not valid");
+    assert.equal(redactContact('To +14155550123 failed', 'sms', '+14155550123'), 'To [recipient] failed');
+    assert.equal(redactContact('sid SM0123456789abcdef status 21610', 'sms', '+14155550123'), 'sid SM0123456789abcdef status 21610');
+  });
+
+  it('masks a Telegram chat id only where it appears whole, and leaves short ids alone', () => {
+    assert.equal(redactContact('Bad Request: chat 123456789 not found', 'telegram', '123456789'), 'Bad Request: chat [recipient] not found');
+    assert.equal(redactContact('Too Many Requests: retry after 42', 'telegram', '42'), 'Too Many Requests: retry after 42');
+  });
+});

@@ -1,0 +1,95 @@
+import type { ChannelProvider, OutboundMessage, SendOutcome } from './provider.js';
+import { redactContact } from './redact-contact.js';
+import { TokenBucket } from './token-bucket.js';
+
+export interface TelegramOptions {
+  token: string;
+  /** Bot API base URL, `https://api.telegram.org` in production. */
+  apiUrl: string;
+  /** Messages per second for this process; sends beyond it wait their turn. */
+  ratePerSecond: number;
+  timeoutMs?: number;
+}
+
+interface BotApiAnswer {
+  ok?: boolean;
+  result?: { message_id?: number };
+  error_code?: number;
+  description?: string;
+  parameters?: { retry_after?: number; migrate_to_chat_id?: number };
+}
+
+/**
+ * Telegram through the Bot API `sendMessage`, HTML parse mode (the text arrives already rendered
+ * and escaped for it).
+ *
+ * | Bot API answer                                  | Outcome                                 |
+ * |-------------------------------------------------|-----------------------------------------|
+ * | 200 `ok: true`                                  | delivered (`message_id`)                |
+ * | 429 `parameters.retry_after: N`                 | retry after N s                         |
+ * | 403 bot blocked / kicked, 400 chat not found    | failed: retrying cannot help            |
+ * | 401, 404: the token is wrong                    | failed, names TELEGRAM_BOT_TOKEN        |
+ * | other 4xx                                       | failed                                  |
+ * | 5xx, no answer, timeout, unreadable answer      | retry                                   |
+ *
+ * The token is part of the URL, so no URL and no raw fetch error text ever reaches an outcome.
+ */
+export class TelegramProvider implements ChannelProvider {
+  readonly name = 'telegram';
+  private readonly bucket: TokenBucket;
+  private readonly endpoint: string;
+
+  constructor(private readonly options: TelegramOptions) {
+    this.bucket = new TokenBucket(options.ratePerSecond);
+    this.endpoint = `${options.apiUrl.replace(/\/+$/, '')}/bot${options.token}/sendMessage`;
+  }
+
+  async send(message: OutboundMessage): Promise<SendOutcome> {
+    await this.bucket.take();
+    let response: Response;
+    let answer: BotApiAnswer | undefined;
+    try {
+      response = await fetch(this.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ chat_id: message.to, text: message.text, parse_mode: 'HTML', disable_web_page_preview: true }),
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+        redirect: 'error',
+      });
+      answer = (await response.json().catch(() => undefined)) as BotApiAnswer | undefined;
+    } catch (error) {
+      return { kind: 'retry', error: `Telegram unreachable: ${this.describeNetworkError(error)}` };
+    }
+    return this.scrub(telegramOutcome(response.status, answer), message.to);
+  }
+
+  private describeNetworkError(error: unknown): string {
+    const err = error as Error & { cause?: { code?: string } };
+    if (err.name === 'TimeoutError') return `no answer within ${this.options.timeoutMs ?? 10_000} ms`;
+    return err.cause?.code ?? err.name ?? 'network error';
+  }
+
+  /** Telegram's descriptions never contain the token, but an outcome is shown to users: make sure. */
+  private scrub(outcome: SendOutcome, to: string): SendOutcome {
+    const clean = (text: string) => redactContact(text.split(this.options.token).join('[token]'), 'telegram', to);
+    if (outcome.kind === 'delivered') return outcome;
+    return { ...outcome, error: clean(outcome.error), ...(outcome.providerResponse ? { providerResponse: clean(outcome.providerResponse) } : {}) };
+  }
+}
+
+export function telegramOutcome(status: number, answer: BotApiAnswer | undefined): SendOutcome {
+  if (status === 200 && answer?.ok) return { kind: 'delivered', providerResponse: `message_id ${answer.result?.message_id}` };
+  const description = answer?.description ?? 'no Bot API answer';
+  const providerResponse = `${status} ${description}`;
+  if (status === 429) {
+    const seconds = answer?.parameters?.retry_after;
+    const outcome: SendOutcome = { kind: 'retry', error: `Telegram rate limit: ${description}`, providerResponse };
+    if (typeof seconds === 'number' && seconds >= 0) outcome.retryAfterMs = seconds * 1000;
+    return outcome;
+  }
+  if (status === 401 || status === 404) {
+    return { kind: 'failed', error: `Telegram refused the bot token (${status} ${description}), check TELEGRAM_BOT_TOKEN`, providerResponse };
+  }
+  if (status >= 400 && status < 500) return { kind: 'failed', error: `Telegram ${status}: ${description}`, providerResponse };
+  return { kind: 'retry', error: `Telegram ${status}: ${description}`, providerResponse };
+}
