@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
+import { startTelegramApi, type TestTelegramApi } from '../support/telegram-api.js';
+import { startTwilioApi, type TestTwilioApi } from '../support/twilio-api.js';
+import { registeredWallet } from '../support/wallets.js';
+
+describe('delivery through SMTP, Telegram and Twilio', () => {
+  let gw: TestGateway;
+  let smtp: TestSmtpServer;
+  let telegram: TestTelegramApi;
+  let twilio: TestTwilioApi;
+  let acme: TestProtocol;
+  let n = 0;
+
+  before(async () => {
+    [smtp, telegram, twilio] = await Promise.all([startSmtpServer(), startTelegramApi(), startTwilioApi()]);
+    gw = await startGateway({
+      env: {
+        SMTP_URL: smtp.url,
+        EMAIL_FROM: 'Herald <notify@herald.test>',
+        TELEGRAM_BOT_TOKEN: telegram.token,
+        TELEGRAM_API_URL: telegram.url,
+        TWILIO_ACCOUNT_SID: twilio.accountSid,
+        TWILIO_AUTH_TOKEN: twilio.authToken,
+        TWILIO_FROM: '+15005550006',
+        TWILIO_API_URL: twilio.url,
+        HERALD_WORKER_POLL_MS: '50',
+        HERALD_DELIVERY_RETRY_BASE_MS: '100',
+        HERALD_DELIVERY_MAX_ATTEMPTS: '3',
+      },
+    });
+    acme = await gw.createProtocol({ tier: 3, name: 'Acme' });
+  });
+  after(async () => {
+    await gw.close();
+    await Promise.all([smtp.close(), telegram.close(), twilio.close()]);
+  });
+
+  const contacts = () => {
+    n++;
+    return { email: `holder${n}@example.com`, phone: `+1555000${String(1000 + n)}`, telegramChatId: String(9000 + n) };
+  };
+  const send = async (body: Record<string, unknown>) => {
+    const res = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { subject: 'Heads up', body: 'Rate < 5% & rising', category: 'defi', ...body });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    return res.body.notificationId as string;
+  };
+  const settled = (id: string) =>
+    waitFor(async () => {
+      const res = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${id}`);
+      return ['delivered', 'bounced', 'failed'].includes(res.body.status) ? res.body : undefined;
+    }, 15_000);
+  const eventsOf = (id: string) => gw.herald.deps.db.query(`SELECT type, data FROM events WHERE data->>'notification_id' = $1`, [id]);
+
+  it('sends email with a Message-ID from the notification id and RFC 8058 unsubscribe headers', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { email: c.email });
+    const id = await send({ wallet, body: 'Open [the app](https://app.example.com)' });
+    const record = await settled(id);
+    assert.equal(record.status, 'delivered');
+    assert.equal(record.attempts[0].provider, 'smtp');
+    const mail = smtp.received.find((m) => m.to.includes(c.email))!;
+    assert.equal(mail.headers['message-id'], `<${id}@herald.test>`);
+    assert.match(mail.headers['list-unsubscribe'], /^<http:\/\/[^>]+\/unsubscribe\/[^>]+>$/);
+    assert.equal(mail.headers['list-unsubscribe-post'], 'List-Unsubscribe=One-Click');
+    assert.equal(mail.subject, 'Heads up');
+    assert.match(mail.html!, /\/track\/open\//);
+    assert.match(mail.html!, /\/track\/click\//);
+    assert.match(mail.html!, /Rate|app/);
+    assert.match(mail.text!, /Open the app \(https:\/\/app\.example\.com\)/);
+    assert.match(mail.from, /notify@herald\.test/);
+  });
+
+  it('sends Telegram HTML with escaping the Bot API accepts', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { telegramChatId: c.telegramChatId });
+    const id = await send({ wallet });
+    assert.equal((await settled(id)).status, 'delivered');
+    const req = telegram.received.find((r) => r.body.chat_id === c.telegramChatId)!;
+    assert.equal(req.body.parse_mode, 'HTML');
+    assert.match(String(req.body.text), /Rate &lt; 5% &amp; rising/);
+  });
+
+  it('sends SMS through Twilio with basic auth and the form fields', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { phone: c.phone });
+    const id = await send({ wallet });
+    assert.equal((await settled(id)).status, 'delivered');
+    const req = twilio.received.find((r) => r.form.To === c.phone)!;
+    assert.equal(req.form.From, '+15005550006');
+    assert.equal(req.form.Body, 'Heads up: Rate < 5% & rising');
+    assert.equal(req.username, twilio.accountSid);
+  });
+
+  it('marks an SMTP 550 as bounced at once and emits notification.bounced', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { email: c.email });
+    smtp.script(c.email, { code: 550, message: 'No such user' });
+    const id = await send({ wallet });
+    const record = await settled(id);
+    assert.equal(record.status, 'bounced');
+    assert.equal(record.attempts.length, 1);
+    assert.equal(record.attempts[0].outcome, 'bounced');
+    assert.ok(!JSON.stringify(record).includes(c.email), 'the address is not shown to the protocol');
+    const [event] = await eventsOf(id);
+    assert.equal(event.type, 'notification.bounced');
+    assert.equal(event.data.delivered_at, null);
+    assert.equal(event.data.attempts, 1);
+  });
+
+  it('retries an SMTP 451 and then delivers', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { email: c.email });
+    smtp.script(c.email, { code: 451, message: 'Try later' });
+    const record = await settled(await send({ wallet }));
+    assert.equal(record.status, 'delivered');
+    assert.deepEqual(
+      record.attempts.map((a: any) => a.outcome),
+      ['retry', 'delivered'],
+    );
+  });
+
+  it("honours Telegram's retry_after on 429", async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { telegramChatId: c.telegramChatId });
+    telegram.script({ kind: 'rate-limited', retryAfter: 1 }, { chatId: c.telegramChatId });
+    const record = await settled(await send({ wallet }));
+    assert.equal(record.status, 'delivered');
+    const tries = telegram.received.filter((r) => r.body.chat_id === c.telegramChatId);
+    assert.equal(tries.length, 2);
+    assert.ok(tries[1].at - tries[0].at >= 950, `waited ${tries[1].at - tries[0].at} ms`);
+  });
+
+  it('fails a blocked Telegram chat without retrying', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { telegramChatId: c.telegramChatId });
+    telegram.script({ kind: 'blocked' }, { chatId: c.telegramChatId });
+    const id = await send({ wallet });
+    const record = await settled(id);
+    assert.equal(record.status, 'failed');
+    assert.equal(record.attempts.length, 1);
+    const [event] = await eventsOf(id);
+    assert.equal(event.type, 'notification.failed');
+    assert.ok(!String(event.data.reason).includes(telegram.token));
+  });
+
+  it('gives up after the configured attempts on repeated Twilio 5xx', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { phone: c.phone });
+    twilio.script({ kind: 'server-error' }, { to: c.phone, times: 5 });
+    const id = await send({ wallet });
+    const record = await settled(id);
+    assert.equal(record.status, 'failed');
+    assert.equal(record.attempts.length, 3);
+    assert.match(record.error, /gave up after 3 attempts/);
+    const [event] = await eventsOf(id);
+    assert.equal(event.data.attempts, 3);
+  });
+
+  it('falls back to SMS for a critical message whose email bounced, keeping both attempts', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { email: c.email, phone: c.phone });
+    smtp.script(c.email, { code: 550 });
+    const id = await send({ wallet, priority: 'critical', preferredChannel: 'email' });
+    const record = await settled(id);
+    assert.equal(record.status, 'delivered');
+    assert.equal(record.delivery_channel, 'sms');
+    assert.equal(record.fallback_channel, 'sms');
+    assert.deepEqual(
+      record.attempts.map((a: any) => [a.channel, a.outcome]),
+      [
+        ['email', 'bounced'],
+        ['sms', 'delivered'],
+      ],
+    );
+    assert.ok(twilio.received.some((r) => r.form.To === c.phone));
+    const events = await eventsOf(id);
+    assert.deepEqual(
+      events.map((e: any) => [e.type, e.data.channel]),
+      [['notification.delivered', 'sms']],
+    );
+  });
+
+  it('does not fall back for a normal message, nor without a phone', async () => {
+    const a = contacts();
+    const withPhone = await registeredWallet(gw.url, { email: a.email, phone: a.phone });
+    smtp.script(a.email, { code: 550 });
+    assert.equal((await settled(await send({ wallet: withPhone, preferredChannel: 'email' }))).status, 'bounced');
+    const b = contacts();
+    const noPhone = await registeredWallet(gw.url, { email: b.email });
+    smtp.script(b.email, { code: 550 });
+    assert.equal((await settled(await send({ wallet: noPhone, priority: 'critical' }))).status, 'bounced');
+  });
+});
