@@ -7,8 +7,8 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 // Bodies are JSON and keep their types: "5" is not a number. Query strings and path parameters
 // arrive as text and are coerced. Unknown body fields are dropped, not refused.
-const bodyAjv = addFormats(new Ajv({ removeAdditional: true, useDefaults: true, coerceTypes: false, allErrors: false, strict: false }));
-const textAjv = addFormats(new Ajv({ removeAdditional: true, useDefaults: true, coerceTypes: true, allErrors: false, strict: false }));
+const bodyAjv = addFormats(new Ajv({ removeAdditional: true, useDefaults: true, coerceTypes: false, allErrors: false, strict: false, verbose: true }));
+const textAjv = addFormats(new Ajv({ removeAdditional: true, useDefaults: true, coerceTypes: true, allErrors: false, strict: false, verbose: true }));
 
 for (const ajv of [bodyAjv, textAjv]) ajv.addFormat('solana-wallet', { type: 'string', validate: isWalletAddress });
 
@@ -42,6 +42,11 @@ export function describeValidationError(errors: ErrorObject[], context: string):
     case 'format':
       if (params.format === 'solana-wallet') return `${fieldPath(error.instancePath)} must be a Solana wallet address (base58, 32 bytes)`;
       return `${fieldPath(error.instancePath)} must be a valid ${params.format}`;
+    case 'pattern': {
+      // A pattern means little to a reader; the schema's description says what is expected.
+      const description = (error.parentSchema as { description?: string } | undefined)?.description;
+      return `${fieldPath(error.instancePath)} must be ${description ? lowerFirst(description) : `in the expected format (${params.pattern})`}`;
+    }
     case 'additionalProperties':
       return `${fieldPath(error.instancePath, params.additionalProperty)} is not allowed`;
     default: {
@@ -49,6 +54,10 @@ export function describeValidationError(errors: ErrorObject[], context: string):
       return `${field || `request ${where}`} ${error.message ?? 'is invalid'}`;
     }
   }
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }
 
 function article(type: string): string {

@@ -1,0 +1,101 @@
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import type { CodeChannel } from './code-store.js';
+import { deleteCodes, replaceCode } from './code-store.js';
+import { findIdentity, saveIdentity, type IdentityFields, type IdentityRow } from './identity-store.js';
+import { replaceLinkToken } from './link-token-store.js';
+import { CODE_TTL_MS, hashLinkToken, LINK_TOKEN_TTL_MS, newLinkToken, newVerificationCode } from './one-time-secrets.js';
+import { planContact, type ContactPlan } from './plan-contact.js';
+import { checkSignedChallenge, useChallenge, type SignedChallenge } from './prove-ownership.js';
+import { sendVerificationCode } from './send-verification-code.js';
+import { codeDigest } from './verify-contact.js';
+
+export interface Registration extends SignedChallenge {
+  email?: string | null;
+  phone?: string | null;
+}
+
+export type ChannelState = 'verified' | 'pending' | 'none';
+
+type RegistrationDeps = Pick<Deps, 'db' | 'secrets' | 'channels' | 'config' | 'now' | 'log'>;
+
+const CONTACTS = [
+  { channel: 'email', enc: 'email_enc', at: 'email_verified_at' },
+  { channel: 'sms', enc: 'phone_enc', at: 'phone_verified_at' },
+] as const;
+
+export function channelStates(row: IdentityRow): Record<'email' | 'telegram' | 'sms', ChannelState> {
+  const state = (value: string | null, at: Date | null): ChannelState => (value ? (at ? 'verified' : 'pending') : 'none');
+  return {
+    email: state(row.email_enc, row.email_verified_at),
+    telegram: row.telegram_chat_enc && row.telegram_linked_at ? 'verified' : 'none',
+    sms: state(row.phone_enc, row.phone_verified_at),
+  };
+}
+
+function planContacts(deps: RegistrationDeps, stored: IdentityRow | undefined, input: Registration): Map<CodeChannel, ContactPlan> {
+  const plans = new Map<CodeChannel, ContactPlan>();
+  for (const { channel, enc, at } of CONTACTS) {
+    const value = stored?.[enc] ? deps.secrets.decrypt(stored[enc]) : null;
+    plans.set(channel, planContact({ value, verified: Boolean(value && stored?.[at]) }, channel === 'email' ? input.email : input.phone));
+  }
+  return plans;
+}
+
+async function sendCodes(deps: RegistrationDeps, wallet: string, plans: Map<CodeChannel, ContactPlan>): Promise<Map<CodeChannel, string>> {
+  const codes = new Map<CodeChannel, string>();
+  for (const [channel, plan] of plans) {
+    if (!plan.sendCode) continue;
+    const code = newVerificationCode();
+    const outcome = await sendVerificationCode(deps.channels, { wallet, channel, to: plan.value!, code });
+    if (outcome.kind !== 'delivered') {
+      deps.log.warn({ wallet, channel, outcome: outcome.kind, error: outcome.error }, 'verification code not sent');
+      const message = `The verification code could not be sent by ${channel}; nothing was changed, retry with the same challenge`;
+      throw new ApiError('SERVICE_UNAVAILABLE', message, { 'Retry-After': '30' });
+    }
+    codes.set(channel, code);
+  }
+  return codes;
+}
+
+/**
+ * Registers a wallet, or updates its contacts, on proof of ownership. Codes are sent before
+ * anything is written: when a provider fails, nothing changes and the same challenge can be retried.
+ */
+export async function registerIdentity(deps: RegistrationDeps, input: Registration) {
+  const now = deps.now();
+  await checkSignedChallenge(deps.db, input, 'register', now);
+  const stored = await findIdentity(deps.db, input.wallet);
+  const plans = planContacts(deps, stored, input);
+  const codes = await sendCodes(deps, input.wallet, plans);
+
+  const token = newLinkToken();
+  const linkExpiresAt = new Date(now.getTime() + LINK_TOKEN_TTL_MS);
+  const row = await deps.db.transaction(async (tx) => {
+    await useChallenge(tx, input, now);
+    const fields: IdentityFields = {};
+    for (const { channel, enc, at } of CONTACTS) {
+      const plan = plans.get(channel)!;
+      if (plan.value === undefined) continue;
+      fields[enc] = plan.value === null ? null : deps.secrets.encrypt(plan.value);
+      fields[at] = plan.verified ? (stored?.[at] ?? now) : null;
+      const code = codes.get(channel);
+      if (code) {
+        const digest = codeDigest(deps.secrets, input.wallet, channel, code);
+        await replaceCode(tx, input.wallet, channel, digest, new Date(now.getTime() + CODE_TTL_MS));
+      } else if (!plan.verified) {
+        await deleteCodes(tx, input.wallet, [channel]);
+      }
+    }
+    await replaceLinkToken(tx, input.wallet, hashLinkToken(token), linkExpiresAt);
+    return saveIdentity(tx, input.wallet, fields, now);
+  });
+
+  return {
+    wallet: input.wallet,
+    registered: true as const,
+    channels: channelStates(row),
+    telegramLink: `https://t.me/${deps.config.telegramBotUsername}?start=${token}`,
+    telegramLinkExpiresAt: linkExpiresAt.toISOString(),
+  };
+}

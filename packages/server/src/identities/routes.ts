@@ -1,0 +1,143 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
+import { eraseIdentity } from './erase-identity.js';
+import { importIdentity } from './import-identity.js';
+import { issueChallenge } from './issue-challenge.js';
+import { handleTelegramUpdate } from './link-telegram.js';
+import { sameSecret } from './one-time-secrets.js';
+import { registerIdentity } from './register-identity.js';
+import * as S from './schemas.js';
+import { verifyContact } from './verify-contact.js';
+import { walletStatus } from './wallet-status.js';
+
+const open = { access: 'public' as const };
+const tags = ['identities'];
+
+/**
+ * Wallet self-registration (public, limited per client IP), the Telegram bot webhook, the
+ * protocols' read-only status view and the operator's import.
+ */
+export function identityRoutes(app: FastifyInstance, deps: Deps): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  api.post(
+    '/v1/identities/challenge',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Get a message for the wallet to sign (5 minutes, single use)',
+        security: [],
+        body: S.ChallengeBody,
+        response: { 200: S.ChallengeResponse, ...errorResponses(400, 429) },
+      },
+    },
+    async (request) => issueChallenge(deps, request.body.wallet, request.body.purpose ?? 'register'),
+  );
+
+  api.post(
+    '/v1/identities',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Register a wallet or update its contacts, signed with the wallet key',
+        security: [],
+        body: S.RegisterBody,
+        response: { 201: S.RegisterResponse, ...errorResponses(400, 401, 429, 503) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await registerIdentity(deps, request.body)),
+  );
+
+  api.post(
+    '/v1/identities/verify',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Confirm an email address or phone number with its code',
+        security: [],
+        body: S.VerifyBody,
+        response: { 200: S.VerifyResponse, ...errorResponses(400, 404, 429) },
+      },
+    },
+    async (request) => verifyContact(deps, request.body),
+  );
+
+  api.delete(
+    '/v1/identities/:wallet',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Erase a wallet: contacts, codes, Telegram links and every subscription (signed, purpose "delete")',
+        security: [],
+        params: S.WalletParams,
+        body: S.DeleteBody,
+        response: { 200: Type.Object({ deleted: Type.Literal(true) }), ...errorResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request) => eraseIdentity(deps, { wallet: request.params.wallet, ...request.body }),
+  );
+
+  api.get(
+    '/v1/wallets/:wallet/status',
+    {
+      schema: {
+        tags,
+        summary: 'Whether a wallet is registered and its verified channels',
+        params: S.WalletParams,
+        response: { 200: S.WalletStatusResponse, ...errorResponses(400, 401, 429) },
+      },
+    },
+    async (request) => walletStatus(deps.db, request.params.wallet),
+  );
+
+  api.post(
+    '/v1/admin/identities',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Import an identity whose contacts were verified elsewhere',
+        body: S.ImportBody,
+        response: { 201: S.ImportResponse, ...errorResponses(400, 401, 429) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await importIdentity(deps, request.body)),
+  );
+
+  // Without a secret anyone could link chats by posting fake updates, so the route does not exist.
+  const secret = deps.config.telegramWebhookSecret;
+  if (secret) {
+    api.post(
+      '/v1/telegram/webhook',
+      {
+        config: open,
+        schema: {
+          tags,
+          summary: 'Telegram Bot API webhook: links chats opened with /start <token>',
+          security: [],
+          body: S.TelegramUpdateBody,
+          response: { 200: Type.Object({ ok: Type.Boolean() }), ...errorResponses(400, 403, 429) },
+        },
+        // Checked before the body is validated, so strangers learn nothing about the expected shape.
+        onRequest: async (request) => {
+          const given = request.headers['x-telegram-bot-api-secret-token'];
+          if (typeof given !== 'string' || !sameSecret(given, secret)) {
+            throw new ApiError('FORBIDDEN', 'Missing or wrong X-Telegram-Bot-Api-Secret-Token');
+          }
+        },
+      },
+      async (request) => {
+        await handleTelegramUpdate(deps, request.body);
+        return { ok: true };
+      },
+    );
+  }
+}

@@ -1,0 +1,52 @@
+import type { SecretBox } from '../crypto/secret-box.js';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { deleteCodes, findCode, spendCodeAttempt, type CodeChannel } from './code-store.js';
+import { findIdentity, markContactVerified } from './identity-store.js';
+import { CODE_MAX_ATTEMPTS, sameDigest } from './one-time-secrets.js';
+
+/**
+ * Codes have a million values, so a plain hash would fall to brute force from a copied table; a
+ * digest keyed with the encryption key (and bound to wallet and channel) does not.
+ */
+export function codeDigest(secrets: SecretBox, wallet: string, channel: CodeChannel, code: string): string {
+  return secrets.digest(`identity-code:${wallet}:${channel}:${code}`);
+}
+
+type Outcome = { kind: 'verified' } | { kind: 'wrong'; triesLeft: number } | { kind: 'no-code' | 'dead' | 'unregistered' | 'contact-gone' };
+
+/** Checks a code; every check spends one of the code's 5 tries, right or wrong. */
+export async function verifyContact(deps: Pick<Deps, 'db' | 'secrets' | 'now'>, input: { wallet: string; channel: CodeChannel; code: string }) {
+  const now = deps.now();
+  const outcome = await deps.db.transaction(async (tx): Promise<Outcome> => {
+    const live = await spendCodeAttempt(tx, input.wallet, input.channel, CODE_MAX_ATTEMPTS, now);
+    if (!live) {
+      if (await findCode(tx, input.wallet, input.channel)) return { kind: 'dead' };
+      return { kind: (await findIdentity(tx, input.wallet)) ? 'no-code' : 'unregistered' };
+    }
+    if (!sameDigest(live.code_hash, codeDigest(deps.secrets, input.wallet, input.channel, input.code))) {
+      return { kind: 'wrong', triesLeft: CODE_MAX_ATTEMPTS - live.attempts };
+    }
+    await deleteCodes(tx, input.wallet, [input.channel]);
+    return { kind: (await markContactVerified(tx, input.wallet, input.channel, now)) ? 'verified' : 'contact-gone' };
+  });
+  const what = input.channel === 'email' ? 'email address' : 'phone number';
+  switch (outcome.kind) {
+    case 'verified':
+      return { wallet: input.wallet, channel: input.channel, verified: true as const };
+    case 'wrong':
+      throw new ApiError(
+        'VALIDATION_ERROR',
+        outcome.triesLeft > 0
+          ? `Wrong code; ${outcome.triesLeft} ${outcome.triesLeft === 1 ? 'try' : 'tries'} left`
+          : 'Wrong code; no tries left: register again to get a new code',
+      );
+    case 'dead':
+      throw new ApiError('VALIDATION_ERROR', `The code for this ${what} has expired or has no tries left; register again to get a new code`);
+    case 'unregistered':
+      throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${input.wallet} is not registered`);
+    case 'no-code':
+    case 'contact-gone':
+      throw new ApiError('VALIDATION_ERROR', `No ${what} is waiting for verification on this wallet; register one first`);
+  }
+}

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import bs58 from 'bs58';
+import { after, before, describe, it } from 'node:test';
+import { reachableChannels } from '../../packages/server/src/identities/identity-store.js';
+import { ADMIN_TOKEN, call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { challenge, lastCode, newWallet, register, verify, type TestWallet } from './wallet-key.js';
+
+describe('identity erasure', () => {
+  let gw: TestGateway;
+  let acme: TestProtocol;
+  let globex: TestProtocol;
+
+  before(async () => {
+    gw = await startGateway({ env: { HERALD_IP_RATE_LIMIT: '100000' } });
+    acme = await gw.createProtocol({ tier: 3 });
+    globex = await gw.createProtocol({ tier: 1 });
+  });
+  after(() => gw.close());
+
+  async function erase(wallet: TestWallet, purpose: 'register' | 'delete' = 'delete', signer: TestWallet = wallet) {
+    const { message, nonce } = await challenge(gw, wallet.address, purpose);
+    return call(gw.url, undefined, 'DELETE', `/v1/identities/${wallet.address}`, { nonce, signature: bs58.encode(signer.sign(message)) });
+  }
+
+  /** Rows about the wallet in every table the identity touches. */
+  async function rowsOf(wallet: string): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const table of ['identities', 'identity_codes', 'identity_challenges', 'telegram_link_tokens', 'subscriptions']) {
+      counts[table] = (await gw.herald.deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE wallet = $1`, [wallet]))[0].n;
+    }
+    return counts;
+  }
+
+  async function fullyRegistered(): Promise<TestWallet> {
+    const wallet = newWallet();
+    await register(gw, wallet, { email: 'erase-me@example.com', phone: '+33612345678' });
+    await verify(gw, wallet.address, 'email', await lastCode(gw, wallet.address, 'email'));
+    await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/identities', { wallet: wallet.address, telegramChatId: '99887766' });
+    for (const protocol of [acme, globex]) {
+      await gw.herald.deps.db.query(`INSERT INTO subscriptions (protocol_id, wallet, channels) VALUES ($1, $2, ARRAY['email', 'telegram'])`, [
+        protocol.id,
+        wallet.address,
+      ]);
+    }
+    return wallet;
+  }
+
+  it('erases the identity, its codes, challenges, link tokens and every subscription', async () => {
+    const wallet = await fullyRegistered();
+    const bystander = await fullyRegistered();
+    const rows = await rowsOf(wallet.address);
+    assert.ok(rows.identities === 1 && rows.identity_codes === 1 && rows.telegram_link_tokens === 1 && rows.subscriptions === 2, JSON.stringify(rows));
+
+    const res = await erase(wallet);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body, { deleted: true });
+    assert.deepEqual(await rowsOf(wallet.address), { identities: 0, identity_codes: 0, identity_challenges: 0, telegram_link_tokens: 0, subscriptions: 0 });
+    assert.deepEqual((await call(gw.url, acme.apiKey, 'GET', `/v1/wallets/${wallet.address}/status`)).body, { registered: false, channels: [] });
+    const reachable = await reachableChannels(gw.herald.deps.db, [wallet.address, bystander.address]);
+    assert.deepEqual([...reachable.keys()], [bystander.address]);
+    assert.equal((await rowsOf(bystander.address)).subscriptions, 2, 'other wallets are untouched');
+  });
+
+  it('needs a challenge issued for deletion, signed by the wallet', async () => {
+    const wallet = await fullyRegistered();
+    const byPurpose = await erase(wallet, 'register');
+    assert.equal(byPurpose.status, 401);
+    assert.ok(isErrorBody(byPurpose.body));
+    assert.equal(byPurpose.body.code, 'INVALID_SIGNATURE');
+    assert.match(byPurpose.body.message, /issued to register/);
+    const byIntruder = await erase(wallet, 'delete', newWallet());
+    assert.equal(byIntruder.status, 401);
+    assert.equal(byIntruder.body.code, 'INVALID_SIGNATURE');
+    assert.equal((await rowsOf(wallet.address)).identities, 1);
+  });
+
+  it('refuses a replayed deletion', async () => {
+    const wallet = await fullyRegistered();
+    const { message, nonce } = await challenge(gw, wallet.address, 'delete');
+    const body = { nonce, signature: bs58.encode(wallet.sign(message)) };
+    assert.equal((await call(gw.url, undefined, 'DELETE', `/v1/identities/${wallet.address}`, body)).status, 200);
+    await register(gw, wallet, { email: 'back@example.com' });
+    const replay = await call(gw.url, undefined, 'DELETE', `/v1/identities/${wallet.address}`, body);
+    assert.equal(replay.status, 401);
+    assert.equal((await rowsOf(wallet.address)).identities, 1);
+  });
+
+  it('answers 404 for a wallet that is not registered and 400 for a bad wallet or body', async () => {
+    const res = await erase(newWallet());
+    assert.equal(res.status, 404);
+    assert.ok(isErrorBody(res.body));
+    assert.equal(res.body.code, 'WALLET_NOT_REGISTERED');
+    const bad = await call(gw.url, undefined, 'DELETE', '/v1/identities/not-a-wallet', { nonce: 'x', signature: 'y' });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, 'VALIDATION_ERROR');
+    const noBody = await call(gw.url, undefined, 'DELETE', `/v1/identities/${newWallet().address}`);
+    assert.equal(noBody.status, 400);
+    assert.equal(noBody.body.code, 'VALIDATION_ERROR');
+  });
+});

@@ -1,0 +1,263 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import bs58 from 'bs58';
+import { after, before, describe, it } from 'node:test';
+import { ChannelRegistry } from '../../packages/server/src/channels/registry.js';
+import type { ChannelProvider } from '../../packages/server/src/channels/provider.js';
+import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { challenge, lastCode, newWallet, register, testClock, verify } from './wallet-key.js';
+
+const ROOMY = { HERALD_IP_RATE_LIMIT: '100000' };
+
+describe('identity registration', () => {
+  let gw: TestGateway;
+  let acme: TestProtocol;
+  const clock = testClock();
+
+  before(async () => {
+    gw = await startGateway({ env: ROOMY, now: clock.now });
+    acme = await gw.createProtocol({ tier: 3 });
+  });
+  after(() => gw.close());
+
+  const post = (body: unknown) => call(gw.url, undefined, 'POST', '/v1/identities', body);
+  const status = (wallet: string) => call(gw.url, acme.apiKey, 'GET', `/v1/wallets/${wallet}/status`);
+
+  function assertRefused(res: { status: number; body: any }, status: number, code: string, message?: RegExp) {
+    assert.equal(res.status, status, JSON.stringify(res.body));
+    assert.ok(isErrorBody(res.body), JSON.stringify(res.body));
+    assert.equal(res.body.code, code);
+    if (message) assert.match(res.body.message, message);
+  }
+
+  it('issues a readable challenge naming the gateway, purpose, wallet, nonce and expiry', async () => {
+    const wallet = newWallet();
+    const before = clock.now().getTime();
+    const res = await call(gw.url, undefined, 'POST', '/v1/identities/challenge', { wallet: wallet.address });
+    assert.equal(res.status, 200);
+    assert.deepEqual(Object.keys(res.body).sort(), ['expiresAt', 'message', 'nonce']);
+    const { message, nonce, expiresAt } = res.body;
+    assert.match(nonce, /^[0-9a-f]{32}$/);
+    const ttl = Date.parse(expiresAt) - before;
+    assert.ok(ttl >= 5 * 60_000 - 50 && ttl <= 5 * 60_000 + 1000, `ttl ${ttl}`);
+    const lines = message.split('\n');
+    assert.equal(lines[0], 'Herald identity verification');
+    assert.ok(lines.includes(`Gateway: ${gw.herald.deps.config.publicUrl}`));
+    assert.ok(lines.includes('Purpose: register or update the contacts of this wallet'));
+    assert.ok(lines.includes(`Wallet: ${wallet.address}`));
+    assert.ok(lines.includes(`Nonce: ${nonce}`));
+    assert.ok(lines.includes(`Expires at: ${expiresAt}`));
+    const del = await challenge(gw, wallet.address, 'delete');
+    assert.ok(del.message.includes('Purpose: delete this wallet, its contacts and its subscriptions'));
+    assert.notEqual(del.nonce, nonce);
+  });
+
+  it('refuses a challenge for anything but a 32-byte base58 wallet', async () => {
+    for (const wallet of ['', 'abc', '0OIl' + 'A'.repeat(40), bs58.encode(randomBytes(31)), bs58.encode(randomBytes(33)), 42]) {
+      const res = await call(gw.url, undefined, 'POST', '/v1/identities/challenge', { wallet });
+      assertRefused(res, 400, 'VALIDATION_ERROR', /wallet/);
+    }
+    assertRefused(await call(gw.url, undefined, 'POST', '/v1/identities/challenge', {}), 400, 'VALIDATION_ERROR', /^wallet is required$/);
+    const res = await call(gw.url, undefined, 'POST', '/v1/identities/challenge', { wallet: newWallet().address, purpose: 'steal' });
+    assertRefused(res, 400, 'VALIDATION_ERROR', /purpose/);
+  });
+
+  it('registers with real signatures, sends codes, verifies them and reports the channels', async () => {
+    const wallet = newWallet();
+    assert.deepEqual((await status(wallet.address)).body, { registered: false, channels: [] });
+    const started = clock.now().getTime();
+    const res = await register(gw, wallet, { email: 'alice@example.com', phone: '+14155550123' });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(res.body.wallet, wallet.address);
+    assert.equal(res.body.registered, true);
+    assert.deepEqual(res.body.channels, { email: 'pending', telegram: 'none', sms: 'pending' });
+    assert.match(res.body.telegramLink, /^https:\/\/t\.me\/HeraldNotifyBot\?start=[A-Za-z0-9_-]{32}$/);
+    const linkTtl = Date.parse(res.body.telegramLinkExpiresAt) - started;
+    assert.ok(linkTtl >= 10 * 60_000 - 50 && linkTtl <= 10 * 60_000 + 1000, `link ttl ${linkTtl}`);
+    assert.deepEqual((await status(wallet.address)).body, { registered: true, channels: [] });
+
+    const captured = await gw.herald.deps.db.query<any>('SELECT * FROM captured_messages WHERE wallet = $1 ORDER BY id', [wallet.address]);
+    assert.deepEqual(captured.map((m) => [m.protocol_id, m.environment, m.channel]), [
+      ['herald', 'production', 'email'],
+      ['herald', 'production', 'sms'],
+    ]);
+    assert.match(captured[0].subject, /verification code/);
+    assert.match(captured[1].text, /^\d{6} is your Herald verification code/);
+
+    const email = await verify(gw, wallet.address, 'email', await lastCode(gw, wallet.address, 'email'));
+    assert.equal(email.status, 200, JSON.stringify(email.body));
+    assert.deepEqual(email.body, { wallet: wallet.address, channel: 'email', verified: true });
+    assert.deepEqual((await status(wallet.address)).body, { registered: true, channels: ['email'] });
+    assert.equal((await verify(gw, wallet.address, 'sms', await lastCode(gw, wallet.address, 'sms'))).status, 200);
+    assert.deepEqual((await status(wallet.address)).body, { registered: true, channels: ['email', 'sms'] });
+  });
+
+  it('registers a wallet with no contacts at all', async () => {
+    const wallet = newWallet();
+    const res = await register(gw, wallet);
+    assert.equal(res.status, 201);
+    assert.deepEqual(res.body.channels, { email: 'none', telegram: 'none', sms: 'none' });
+    assert.deepEqual((await status(wallet.address)).body, { registered: true, channels: [] });
+  });
+
+  it('accepts the signature as base64, URL-safe base64 and unpadded base64', async () => {
+    const encodings: ((sig: Buffer) => string)[] = [
+      (sig) => sig.toString('base64'),
+      (sig) => sig.toString('base64url'),
+      (sig) => sig.toString('base64').replace(/=+$/, ''),
+    ];
+    for (const encode of encodings) {
+      const wallet = newWallet();
+      const { message, nonce } = await challenge(gw, wallet.address);
+      const res = await post({ wallet: wallet.address, nonce, signature: encode(wallet.sign(message)) });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+    }
+  });
+
+  it('refuses malformed signatures with 400 and keeps the challenge usable', async () => {
+    const wallet = newWallet();
+    const { message, nonce } = await challenge(gw, wallet.address);
+    const signature = wallet.sign(message);
+    const malformed = [
+      'not a signature!',
+      signature.toString('hex'),
+      // 62 bytes, not 63: 86 base58 characters can also read as 64 bytes of unpadded base64.
+      bs58.encode(signature.subarray(0, 62)),
+      bs58.encode(Buffer.concat([signature, Buffer.from([1])])),
+      signature.subarray(0, 63).toString('base64'),
+      signature.toString('base64').slice(0, -4) + '*//*',
+      signature.toString('base64') + '=',
+    ];
+    for (const bad of malformed) {
+      const res = await post({ wallet: wallet.address, nonce, signature: bad });
+      assertRefused(res, 400, 'VALIDATION_ERROR', /signature/);
+    }
+    assertRefused(await post({ wallet: wallet.address, nonce, signature: '' }), 400, 'VALIDATION_ERROR', /signature/);
+    assertRefused(await post({ wallet: wallet.address, nonce }), 400, 'VALIDATION_ERROR', /^signature is required$/);
+    assertRefused(await post({ wallet: wallet.address, signature: bs58.encode(signature) }), 400, 'VALIDATION_ERROR', /^nonce is required$/);
+    assert.equal((await post({ wallet: wallet.address, nonce, signature: bs58.encode(signature) })).status, 201);
+  });
+
+  it('refuses forged signatures, signatures by another key and signatures of another message with 401', async () => {
+    const wallet = newWallet();
+    const intruder = newWallet();
+    const { message, nonce } = await challenge(gw, wallet.address);
+    const attempts = [
+      bs58.encode(randomBytes(64)),
+      bs58.encode(intruder.sign(message)),
+      bs58.encode(wallet.sign(message.replace(nonce, 'f'.repeat(32)))),
+      bs58.encode(wallet.sign(message + '\n')),
+    ];
+    for (const signature of attempts) {
+      assertRefused(await post({ wallet: wallet.address, nonce, signature }), 401, 'INVALID_SIGNATURE', /not the wallet/);
+    }
+    assert.equal((await status(wallet.address)).body.registered, false);
+    // Failed attempts do not use the challenge up: the owner can still answer it.
+    assert.equal((await post({ wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)) })).status, 201);
+  });
+
+  it('refuses a replayed nonce', async () => {
+    const wallet = newWallet();
+    const { message, nonce } = await challenge(gw, wallet.address);
+    const body = { wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)), email: 'replay@example.com' };
+    assert.equal((await post(body)).status, 201);
+    assertRefused(await post(body), 401, 'INVALID_SIGNATURE', /already been used/);
+    assertRefused(await post({ ...body, email: 'attacker@example.com' }), 401, 'INVALID_SIGNATURE', /already been used/);
+  });
+
+  it('lets exactly one of many concurrent uses of a challenge through', async () => {
+    const wallet = newWallet();
+    const { message, nonce } = await challenge(gw, wallet.address);
+    const body = { wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)) };
+    const results = await Promise.all(Array.from({ length: 8 }, () => post(body)));
+    assert.equal(results.filter((r) => r.status === 201).length, 1);
+    for (const r of results.filter((r) => r.status !== 201)) assertRefused(r, 401, 'INVALID_SIGNATURE', /already been used/);
+  });
+
+  it('refuses an expired challenge', async () => {
+    const wallet = newWallet();
+    const { message, nonce } = await challenge(gw, wallet.address);
+    clock.advance(5 * 60_000 + 1000);
+    assertRefused(await post({ wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)) }), 401, 'INVALID_SIGNATURE', /expired/);
+  });
+
+  it('refuses a nonce issued for another wallet, an unknown nonce, and a delete challenge', async () => {
+    const alice = newWallet();
+    const mallory = newWallet();
+    const issued = await challenge(gw, alice.address);
+    // Mallory signs Alice's message with her own key: the nonce is bound to Alice's wallet.
+    const res = await post({ wallet: mallory.address, nonce: issued.nonce, signature: bs58.encode(mallory.sign(issued.message)) });
+    assertRefused(res, 401, 'INVALID_SIGNATURE', /another wallet/);
+    const unknown = await post({ wallet: alice.address, nonce: 'f'.repeat(32), signature: bs58.encode(alice.sign(issued.message)) });
+    assertRefused(unknown, 401, 'INVALID_SIGNATURE', /Unknown challenge/);
+    const del = await challenge(gw, alice.address, 'delete');
+    const wrongPurpose = await post({ wallet: alice.address, nonce: del.nonce, signature: bs58.encode(alice.sign(del.message)) });
+    assertRefused(wrongPurpose, 401, 'INVALID_SIGNATURE', /issued to delete/);
+    assert.equal((await status(alice.address)).body.registered, false);
+  });
+
+  it('validates email and phone', async () => {
+    const wallet = newWallet();
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ email: 'not-an-email' }, /^email must be a valid email$/],
+      [{ email: 'a@' }, /email/],
+      [{ email: `${'a'.repeat(250)}@example.com` }, /email/],
+      [{ email: 42 }, /email/],
+      [{ phone: '14155550123' }, /phone/],
+      [{ phone: '+04155550123' }, /phone/],
+      [{ phone: '+1415' }, /phone/],
+      [{ phone: '+1415555012345678' }, /phone/],
+      [{ phone: '+1 415 555 0123' }, /phone/],
+    ];
+    for (const [contacts, message] of bad) {
+      const { message: text, nonce } = await challenge(gw, wallet.address);
+      const res = await post({ wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(text)), ...contacts });
+      assertRefused(res, 400, 'VALIDATION_ERROR', message);
+    }
+    assert.equal((await status(wallet.address)).body.registered, false);
+  });
+
+  it('updates contacts on re-registration: unchanged stays verified, changed must be verified again, null removes', async () => {
+    const wallet = newWallet();
+    await register(gw, wallet, { email: 'old@example.com', phone: '+447700900123' });
+    await verify(gw, wallet.address, 'email', await lastCode(gw, wallet.address, 'email'));
+    await verify(gw, wallet.address, 'sms', await lastCode(gw, wallet.address, 'sms'));
+    const count = async () =>
+      (await gw.herald.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM captured_messages WHERE wallet = $1', [wallet.address]))[0].n;
+    const sent = await count();
+
+    const same = await register(gw, wallet, { email: 'old@example.com' });
+    assert.deepEqual(same.body.channels, { email: 'verified', telegram: 'none', sms: 'verified' });
+    assert.equal(await count(), sent, 'no code is sent for an unchanged, verified contact');
+
+    const changed = await register(gw, wallet, { email: 'new@example.com', phone: null });
+    assert.deepEqual(changed.body.channels, { email: 'pending', telegram: 'none', sms: 'none' });
+    assert.deepEqual((await status(wallet.address)).body, { registered: true, channels: [] });
+    const contacts = await import('../../packages/server/src/identities/identity-store.js').then((m) =>
+      m.loadContacts(gw.herald.deps.db, gw.herald.deps.secrets, wallet.address),
+    );
+    assert.deepEqual(contacts, {}, 'unverified contacts are not handed to the delivery worker');
+    assert.equal((await verify(gw, wallet.address, 'email', await lastCode(gw, wallet.address, 'email'))).status, 200);
+    assert.deepEqual((await status(wallet.address)).body, { registered: true, channels: ['email'] });
+  });
+
+  it('changes nothing when a code cannot be sent, and the same challenge works once the provider is back', async () => {
+    const down: ChannelProvider = { name: 'down', send: async () => ({ kind: 'retry', error: 'provider unavailable' }) };
+    const wallet = newWallet();
+    const { message, nonce } = await challenge(gw, wallet.address);
+    const body = { wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)), email: 'later@example.com' };
+    const working = gw.herald.deps.channels;
+    gw.herald.deps.channels = new ChannelRegistry(gw.herald.deps.db, { email: down });
+    try {
+      const res = await post(body);
+      assertRefused(res, 503, 'SERVICE_UNAVAILABLE', /could not be sent by email/);
+      assert.ok(res.headers.get('retry-after'));
+    } finally {
+      gw.herald.deps.channels = working;
+    }
+    assert.equal((await status(wallet.address)).body.registered, false);
+    const retried = await post(body);
+    assert.equal(retried.status, 201);
+    assert.equal(retried.body.channels.email, 'pending');
+  });
+});
