@@ -4,11 +4,23 @@ import { accountRoutes } from './account/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import type { Deps } from './deps.js';
 import { healthRoutes } from './health/routes.js';
+import { identityRoutes } from './identities/routes.js';
 import { installErrorHandler } from './http/error-handler.js';
 import { installGuard } from './http/guard.js';
 import { ErrorSchema } from './http/schemas.js';
 import { validatorCompiler } from './http/validation.js';
+import { engagementRoutes } from './engagement/routes.js';
+import { previewRoutes } from './notifications/preview-route.js';
+import { notificationRoutes } from './notifications/routes.js';
+import { sandboxRoutes } from './sandbox/routes.js';
+import { scheduleRoutes } from './schedules/routes.js';
+import { templateRoutes } from './templates/routes.js';
+import { broadcastRoutes } from './broadcasts/routes.js';
+import { reportingRoutes } from './reporting/routes.js';
 import { requestLogRoutes } from './request-log/routes.js';
+import { subscriptionRoutes } from './subscriptions/routes.js';
+import { webhookDeliveryRoutes } from './webhooks/delivery-routes.js';
+import { webhookRoutes } from './webhooks/routes.js';
 import { randomUUID } from 'node:crypto';
 
 /** Builds the HTTP app: every route module is registered here, by name. */
@@ -26,7 +38,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     connectionTimeout: 0,
     requestTimeout: 30_000,
     keepAliveTimeout: 5_000,
-    return503OnClosing: true,
+    // A request that reaches us while closing (on an open keep-alive socket) is served in full and
+    // answered with `Connection: close`: the database closes only after the app, and Fastify's own
+    // 503 for this case has no `code`, breaking the one error shape.
+    return503OnClosing: false,
+    // Engagement links carry signed tokens in the path.
+    routerOptions: { maxParamLength: 4096 },
   });
   app.server.headersTimeout = 10_000;
   app.setValidatorCompiler(validatorCompiler);
@@ -63,6 +80,19 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   accountRoutes(app, deps);
   requestLogRoutes(app, deps);
   adminRoutes(app, deps);
+  notificationRoutes(app, deps);
+  previewRoutes(app, deps);
+  subscriptionRoutes(app, deps);
+  sandboxRoutes(app, deps);
+  engagementRoutes(app, deps);
+  identityRoutes(app, deps);
+
+  scheduleRoutes(app, deps);
+  templateRoutes(app, deps);
+  broadcastRoutes(app, deps);
+  reportingRoutes(app, deps);
+  webhookRoutes(app, deps);
+  webhookDeliveryRoutes(app, deps);
 
   app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => app.swagger());
 

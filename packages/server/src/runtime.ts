@@ -21,6 +21,7 @@ import { Wakeup } from './jobs/wakeup.js';
 import { webhookLoop } from './webhooks/webhook-loop.js';
 import { DeliveryEstimator } from './notifications/delivery-estimate.js';
 import { createDeliveryWorker } from './delivery/worker.js';
+import { createScheduleWorker } from './schedules/schedule-worker.js';
 
 export interface Herald {
   deps: Deps;
@@ -56,7 +57,7 @@ function embeddedSecret(dir: string, file: string, make: () => string): { value:
 
 /** Every background loop of the worker role. */
 function backgroundLoops(deps: Deps): JobLoop[] {
-  return [createDeliveryWorker(deps, deps.config.delivery), webhookLoop(deps)];
+  return [createDeliveryWorker(deps, deps.config.delivery), createScheduleWorker(deps), webhookLoop(deps)];
 }
 
 /** Opens storage, applies migrations, builds the roles asked for, and starts listening. */

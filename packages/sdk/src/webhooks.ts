@@ -1,0 +1,81 @@
+/**
+ * Verifying Herald's webhook requests. Standalone: it needs only `node:crypto` (Node 20+, Bun,
+ * Deno, or Workers with node compatibility), so a receiver can import it without the client.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export interface VerifyOptions {
+  /** Largest accepted distance, in seconds, between the signed timestamp and now (either way). Default 300. */
+  toleranceSeconds?: number;
+  /** The current time (a Date or milliseconds since the epoch); defaults to the clock. */
+  now?: Date | number;
+}
+
+/** The name of the header carrying the signature, as Node lower-cases it. */
+export const SIGNATURE_HEADER = 'x-service-signature';
+
+/**
+ * Checks the `x-service-signature` header of a webhook request: `t=<unix seconds>,v1=<hex>`, where
+ * the hex is HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint secret (the whole `whsec_…`
+ * string as UTF-8). Returns true only when a `v1` entry matches (several are allowed, e.g. during
+ * a secret rotation) and `t` is within `toleranceSeconds` of now; false for anything else,
+ * including a missing or malformed header. Never throws for bad input: answer 401 on false.
+ *
+ * Pass the body exactly as received (the raw bytes or string), never re-serialized JSON.
+ */
+export function verifyWebhookSignature(
+  rawBody: string | Uint8Array,
+  header: string | null | undefined,
+  secret: string,
+  { toleranceSeconds = 300, now }: VerifyOptions = {},
+): boolean {
+  if (typeof secret !== 'string' || secret === '') throw new TypeError('verifyWebhookSignature needs the endpoint secret');
+  const parsed = parseSignatureHeader(header);
+  if (!parsed) return false;
+  const nowSeconds = Math.floor((now === undefined ? Date.now() : typeof now === 'number' ? now : now.getTime()) / 1000);
+  if (Math.abs(nowSeconds - parsed.timestamp) > toleranceSeconds) return false;
+  const expected = Buffer.from(signatureHex(rawBody, secret, parsed.timestamp), 'utf8');
+  let matched = false;
+  // Every candidate is compared, in constant time, so timing tells nothing about which one matched.
+  for (const candidate of parsed.signatures) {
+    const given = Buffer.from(candidate, 'utf8');
+    if (given.length === expected.length && timingSafeEqual(given, expected)) matched = true;
+  }
+  return matched;
+}
+
+/**
+ * The header value Herald would send for `rawBody` at `timestamp` (Unix seconds): for testing a
+ * receiver without a running gateway.
+ */
+export function signWebhookPayload(rawBody: string | Uint8Array, secret: string, timestamp: number = Math.floor(Date.now() / 1000)): string {
+  return `t=${timestamp},v1=${signatureHex(rawBody, secret, timestamp)}`;
+}
+
+function signatureHex(rawBody: string | Uint8Array, secret: string, timestamp: number): string {
+  const hmac = createHmac('sha256', secret).update(`${timestamp}.`, 'utf8');
+  // Bytes are signed as they are: decoding them first could alter a body that is not valid UTF-8.
+  if (typeof rawBody === 'string') hmac.update(rawBody, 'utf8');
+  else hmac.update(rawBody);
+  return hmac.digest('hex');
+}
+
+/** `t` (exactly one, whole seconds) and every `v1` entry; other schemes are ignored. */
+function parseSignatureHeader(header: string | null | undefined): { timestamp: number; signatures: string[] } | null {
+  if (typeof header !== 'string' || header.length > 4096) return null;
+  let timestamp: number | undefined;
+  const signatures: string[] = [];
+  for (const part of header.split(',')) {
+    const separator = part.indexOf('=');
+    if (separator < 0) continue;
+    const key = part.slice(0, separator).trim();
+    const value = part.slice(separator + 1).trim();
+    if (key === 't') {
+      if (timestamp !== undefined || !/^\d{1,12}$/.test(value)) return null;
+      timestamp = Number(value);
+    } else if (key === 'v1' && /^[0-9a-f]{64}$/.test(value)) {
+      signatures.push(value);
+    }
+  }
+  return timestamp === undefined || signatures.length === 0 ? null : { timestamp, signatures };
+}

@@ -1,0 +1,137 @@
+import { claimDue } from '../db/claim-due.js';
+import type { Queryable } from '../db/connection.js';
+import type { PostResult } from './post-webhook.js';
+
+/** A claimed delivery with what sending it needs: its event and its endpoint. */
+export interface DispatchRow {
+  id: string;
+  attempts: number;
+  locked_until: Date;
+  event_id: string;
+  event_type: string;
+  event_data: Record<string, unknown>;
+  event_created_at: Date;
+  endpoint_id: string;
+  url: string;
+  secret_enc: string;
+  is_active: boolean;
+}
+
+/**
+ * Claims due pending deliveries, skipping every endpoint that already has a leased delivery (one
+ * being sent by this or another worker), so one endpoint gets one request at a time. Two workers
+ * claiming in the same instant can still both pick rows of one endpoint: the rule is best effort
+ * across processes and exact within one. (The subquery names the outer row by its table name,
+ * which claimDue leaves unaliased.)
+ */
+export async function claimDeliveries(db: Queryable, { now, limit, leaseMs }: { now: Date; limit: number; leaseMs: number }): Promise<string[]> {
+  const rows = await claimDue<{ id: string }>(
+    db,
+    {
+      table: 'webhook_deliveries',
+      dueColumn: 'next_attempt_at',
+      where: `status = 'pending' AND NOT EXISTS (
+        SELECT 1 FROM webhook_deliveries busy
+        WHERE busy.endpoint_id = webhook_deliveries.endpoint_id AND busy.status = 'pending' AND busy.locked_until > $1)`,
+    },
+    { now, limit, leaseMs },
+  );
+  return rows.map((row) => row.id);
+}
+
+/** The claimed rows with event and endpoint, in event order. Deleted endpoints' rows are gone. */
+export async function loadDispatchRows(db: Queryable, ids: string[]): Promise<DispatchRow[]> {
+  return db.query<DispatchRow>(
+    `SELECT d.id, d.attempts, d.locked_until, d.event_id, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
+            d.endpoint_id, w.url, w.secret_enc, w.is_active
+     FROM webhook_deliveries d
+     JOIN events e ON e.id = d.event_id
+     JOIN webhook_endpoints w ON w.id = d.endpoint_id
+     WHERE d.id = ANY($1::text[])
+     ORDER BY e.created_at, e.id`,
+    [ids],
+  );
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  endpointId: string;
+  /** The lease the sender holds; the delivery row changes only if it still holds it. */
+  lease: Date | null;
+  result: PostResult;
+  attempts: number;
+  status: 'pending' | 'succeeded' | 'failed';
+  nextAttemptAt: Date | null;
+  now: Date;
+  /** Whether the attempt counts in the endpoint's failure streak (test sends do not). */
+  trackEndpointHealth: boolean;
+  /** Failures before this instant mean the endpoint has failed for too long: set it inactive. */
+  deactivateIfFailingSince: Date | null;
+  deactivationReason: string;
+}
+
+/**
+ * Writes one attempt in a single statement: the attempt row, the delivery's new state, and the
+ * endpoint's failure streak (started by a failure, ended by a success; an endpoint whose streak
+ * began before `deactivateIfFailingSince` is set inactive). Answers whether that happened.
+ */
+export async function recordAttempt(db: Queryable, record: AttemptRecord): Promise<{ deactivated: boolean }> {
+  const { result } = record;
+  const [row] = await db.query<{ deactivated: boolean }>(
+    `WITH attempt AS (
+       INSERT INTO webhook_attempts (delivery_id, status_code, latency_ms, response_body, error, created_at)
+       SELECT $1, $3::smallint, $4::int, $5, $6, $7::timestamptz WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = $1)
+     ), delivery AS (
+       UPDATE webhook_deliveries SET
+         attempts = $8::int, status = $9, next_attempt_at = $10::timestamptz, locked_until = NULL,
+         last_status_code = $3::smallint, last_error = $6,
+         completed_at = CASE WHEN $9 = 'pending' THEN NULL ELSE $7::timestamptz END
+       WHERE id = $1 AND ($11::timestamptz IS NULL OR locked_until = $11::timestamptz)
+     ), endpoint AS (
+       UPDATE webhook_endpoints SET
+         failing_since = CASE WHEN $12::boolean THEN NULL ELSE COALESCE(failing_since, $7::timestamptz) END,
+         is_active = CASE WHEN NOT $12::boolean AND failing_since <= $13::timestamptz THEN false ELSE is_active END,
+         disabled_reason = CASE WHEN NOT $12::boolean AND failing_since <= $13::timestamptz THEN $14 ELSE disabled_reason END,
+         updated_at = $7::timestamptz
+       WHERE id = $2 AND $15::boolean AND (
+         ($12::boolean AND failing_since IS NOT NULL)
+         OR (NOT $12::boolean AND (failing_since IS NULL OR (is_active AND failing_since <= $13::timestamptz))))
+       RETURNING NOT is_active AND disabled_reason IS NOT DISTINCT FROM $14 AS deactivated
+     )
+     SELECT COALESCE((SELECT deactivated FROM endpoint), false) AS deactivated`,
+    [
+      record.deliveryId,
+      record.endpointId,
+      result.statusCode,
+      result.latencyMs,
+      result.responseBody,
+      result.error,
+      record.now,
+      record.attempts,
+      record.status,
+      record.nextAttemptAt,
+      record.lease,
+      result.ok,
+      // Without a cutoff the comparison is NULL: the streak is tracked but never deactivates.
+      record.deactivateIfFailingSince,
+      record.deactivationReason,
+      record.trackEndpointHealth,
+    ],
+  );
+  return { deactivated: row?.deactivated ?? false };
+}
+
+/** Gives claimed deliveries back unsent (lease time running out, shutting down); they stay due. */
+export async function releaseDeliveries(db: Queryable, ids: string[], lease: Date): Promise<void> {
+  if (ids.length) await db.query('UPDATE webhook_deliveries SET locked_until = NULL WHERE id = ANY($1::text[]) AND locked_until = $2', [ids, lease]);
+}
+
+/** Ends deliveries that cannot be attempted (their endpoint is inactive); no request is made. */
+export async function failDeliveries(db: Queryable, ids: string[], lease: Date, error: string, now: Date): Promise<void> {
+  if (!ids.length) return;
+  await db.query(
+    `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL, last_error = $3, completed_at = $4
+     WHERE id = ANY($1::text[]) AND locked_until = $2`,
+    [ids, lease, error, now],
+  );
+}

@@ -1,0 +1,127 @@
+import { performance } from 'node:perf_hooks';
+import type { Deps } from '../deps.js';
+import { claimDeliveries, failDeliveries, loadDispatchRows, recordAttempt, releaseDeliveries, type DispatchRow } from './delivery-store.js';
+import { eventEnvelope } from './event-payloads.js';
+import { fanOutEvents } from './fan-out-events.js';
+import { FAILING_ENDPOINT_LIMIT_MS, nextAttemptAt } from './retry-schedule.js';
+import type { WebhookSender } from './webhook-sender.js';
+
+export interface DispatcherOptions {
+  sender: WebhookSender;
+  /** Events fanned out and deliveries claimed per pass. */
+  batchSize?: number;
+  /** Claimed deliveries not yet finished, across all endpoints; claiming pauses at this many. */
+  maxInFlight?: number;
+}
+
+/**
+ * Sends due webhook deliveries. Each pass fans out new events, claims due deliveries (never of an
+ * endpoint already being sent to) and starts one sequential chain per endpoint without waiting
+ * for it, so a slow receiver delays only its own deliveries. Within a chain deliveries go in event
+ * order; a delivery waiting for its retry does not hold back later events.
+ */
+export class WebhookDispatcher {
+  private readonly chains = new Set<Promise<void>>();
+  private inFlight = 0;
+  private stopping = false;
+  private readonly batchSize: number;
+  private readonly maxInFlight: number;
+  private readonly leaseMs: number;
+  /** Called when a chain ends, so the loop can claim what was held back behind it. */
+  onChainDone: () => void = () => {};
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly options: DispatcherOptions,
+  ) {
+    this.batchSize = options.batchSize ?? 200;
+    this.maxInFlight = options.maxInFlight ?? 2000;
+    // Long enough for a few sends to a receiver that always takes the whole time limit.
+    this.leaseMs = Math.max(60_000, 4 * options.sender.options.timeoutMs);
+  }
+
+  /** One pass; answers how many events and deliveries it took on (0 = nothing to do). */
+  async pass(): Promise<number> {
+    if (this.stopping) return 0;
+    const fannedOut = await fanOutEvents(this.deps.db, { now: this.deps.now(), limit: this.batchSize });
+    if (this.inFlight >= this.maxInFlight) await Promise.race(this.chains);
+    const room = Math.min(this.batchSize, this.maxInFlight - this.inFlight);
+    // Still full (or stopping): report work so the loop comes straight back rather than sleeping.
+    if (room <= 0 || this.stopping) return fannedOut + 1;
+    const ids = await claimDeliveries(this.deps.db, { now: this.deps.now(), limit: room, leaseMs: this.leaseMs });
+    if (ids.length === 0) return fannedOut;
+    const claimedAt = performance.now();
+    const rows = await loadDispatchRows(this.deps.db, ids);
+    const byEndpoint = new Map<string, DispatchRow[]>();
+    for (const row of rows) {
+      const group = byEndpoint.get(row.endpoint_id);
+      if (group) group.push(row);
+      else byEndpoint.set(row.endpoint_id, [row]);
+    }
+    for (const group of byEndpoint.values()) this.startChain(group, claimedAt);
+    return fannedOut + ids.length;
+  }
+
+  /** Resolves once every chain started so far has finished. */
+  async idle(): Promise<void> {
+    while (this.chains.size) await Promise.all(this.chains);
+  }
+
+  /** Stops claiming; chains finish the request in hand and give the rest back. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.idle();
+  }
+
+  private startChain(rows: DispatchRow[], claimedAt: number) {
+    this.inFlight += rows.length;
+    const chain = this.runChain(rows, claimedAt)
+      .catch((error) => this.deps.log.error({ err: error, endpoint: rows[0].endpoint_id }, 'webhook delivery chain failed'))
+      .finally(() => {
+        this.inFlight -= rows.length;
+        this.chains.delete(chain);
+        this.onChainDone();
+      });
+    this.chains.add(chain);
+  }
+
+  private async runChain(rows: DispatchRow[], claimedAt: number) {
+    const { db, now } = this.deps;
+    // One claim statement gave every row the same lease.
+    const lease = rows[0].locked_until;
+    const ids = (from: number) => rows.slice(from).map((row) => row.id);
+    if (!rows[0].is_active) return failDeliveries(db, ids(0), lease, 'endpoint is inactive', now());
+    const secret = this.deps.secrets.decrypt(rows[0].secret_enc);
+    const target = await this.options.sender.target(rows[0].url);
+    for (const [index, row] of rows.entries()) {
+      // Never send on a lease that could lapse mid-request: another worker may claim the row then.
+      const leaseLeft = this.leaseMs - (performance.now() - claimedAt);
+      if (this.stopping || leaseLeft < this.options.sender.options.timeoutMs + 5000) return releaseDeliveries(db, ids(index), lease);
+      if (await this.attempt(row, secret, target)) return failDeliveries(db, ids(index + 1), lease, 'endpoint is inactive', now());
+    }
+  }
+
+  /** Sends one delivery and records the attempt; answers whether that deactivated the endpoint. */
+  private async attempt(row: DispatchRow, secret: string, target: Awaited<ReturnType<WebhookSender['target']>>): Promise<boolean> {
+    const body = JSON.stringify(eventEnvelope({ id: row.event_id, type: row.event_type, data: row.event_data, created_at: row.event_created_at }));
+    const result = await this.options.sender.send(target, secret, body);
+    const now = this.deps.now();
+    const attempts = row.attempts + 1;
+    const retryAt = result.ok ? null : nextAttemptAt(attempts, now);
+    const { deactivated } = await recordAttempt(this.deps.db, {
+      deliveryId: row.id,
+      endpointId: row.endpoint_id,
+      lease: row.locked_until,
+      result,
+      attempts,
+      status: result.ok ? 'succeeded' : retryAt ? 'pending' : 'failed',
+      nextAttemptAt: retryAt,
+      now,
+      trackEndpointHealth: true,
+      deactivateIfFailingSince: new Date(now.getTime() - FAILING_ENDPOINT_LIMIT_MS),
+      deactivationReason: `every delivery attempt failed for 5 days (deactivated ${now.toISOString()})`,
+    });
+    if (deactivated) this.deps.log.warn({ endpoint: row.endpoint_id }, 'webhook endpoint deactivated after 5 days of failures');
+    return deactivated;
+  }
+}

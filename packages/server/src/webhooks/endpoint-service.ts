@@ -1,0 +1,90 @@
+import type { Deps } from '../deps.js';
+import type { EventType } from '../events/record-event.js';
+import { ApiError } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { tierOf } from '../tiers.js';
+import { countEndpoints, deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, lockProtocol, updateEndpoint, type EndpointRow } from './endpoint-store.js';
+import { resolveWebhookTarget, TargetRefusedError, webhookUrlProblem } from './resolve-target.js';
+import { newWebhookSecret } from './webhook-secret.js';
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  events: EventType[];
+  isActive: boolean;
+}
+
+export function endpointView(row: EndpointRow): EndpointView {
+  return { id: row.id, url: row.url, events: row.events as EventType[], isActive: row.is_active };
+}
+
+/**
+ * Refuses a URL that is not absolute http(s), or (unless private targets are allowed) whose host
+ * is or resolves to a non-public address. The same check runs again before every send.
+ */
+async function assertWebhookUrl(deps: Deps, url: string): Promise<void> {
+  const problem = webhookUrlProblem(url);
+  if (problem) throw new ApiError('VALIDATION_ERROR', problem);
+  if (deps.config.allowPrivateWebhooks) return;
+  try {
+    await resolveWebhookTarget(url, { allowPrivate: false });
+  } catch (error) {
+    if (error instanceof TargetRefusedError) throw new ApiError('VALIDATION_ERROR', `url is refused: ${error.message}`);
+    throw error;
+  }
+}
+
+export async function requireEndpoint(deps: Deps, protocolId: string, id: string): Promise<EndpointRow> {
+  const row = await findEndpoint(deps.db, protocolId, id);
+  if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
+  return row;
+}
+
+/** Registers an endpoint within the tier's cap; the answer carries the secret, the only time it is shown. */
+export async function createEndpoint(
+  deps: Deps,
+  protocol: { id: string; tier: number },
+  input: { url: string; events: EventType[] },
+): Promise<EndpointView & { secret: string }> {
+  await assertWebhookUrl(deps, input.url);
+  const secret = newWebhookSecret();
+  const tier = tierOf(protocol.tier);
+  const row = await deps.db.transaction(async (tx) => {
+    await lockProtocol(tx, protocol.id);
+    if ((await countEndpoints(tx, protocol.id)) >= tier.webhookEndpoints) {
+      const allowance = `${tier.webhookEndpoints} webhook endpoint${tier.webhookEndpoints === 1 ? '' : 's'}`;
+      throw new ApiError('WEBHOOK_LIMIT_REACHED', `The ${tier.name} tier allows ${allowance}; delete one or upgrade to register another`);
+    }
+    return insertEndpoint(tx, {
+      id: newId.webhook(),
+      protocol_id: protocol.id,
+      url: input.url,
+      events: input.events,
+      secret_enc: deps.secrets.encrypt(secret),
+      now: deps.now(),
+    });
+  });
+  return { ...endpointView(row), secret };
+}
+
+export async function listEndpointViews(deps: Deps, protocolId: string): Promise<EndpointView[]> {
+  return (await listEndpoints(deps.db, protocolId)).map(endpointView);
+}
+
+export async function changeEndpoint(
+  deps: Deps,
+  protocolId: string,
+  id: string,
+  changes: { url?: string; events?: EventType[]; isActive?: boolean },
+): Promise<EndpointView> {
+  await requireEndpoint(deps, protocolId, id);
+  if (changes.url !== undefined) await assertWebhookUrl(deps, changes.url);
+  const row = await updateEndpoint(deps.db, protocolId, id, { ...changes, now: deps.now() });
+  if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
+  return endpointView(row);
+}
+
+/** Deletes the endpoint with its delivery log. */
+export async function removeEndpoint(deps: Deps, protocolId: string, id: string): Promise<void> {
+  if (!(await deleteEndpoint(deps.db, protocolId, id))) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
+}

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { eventEnvelope, notificationEventData, receiptConfirmedEventData } from './event-payloads.js';
+
+const deliveredAt = new Date('2026-03-02T10:00:00.123Z');
+
+describe('webhook event payloads', () => {
+  it('notification.delivered carries notification_id, wallet, channel and delivered_at', () => {
+    assert.deepEqual(notificationEventData('notification.delivered', { notificationId: 'n1', wallet: 'W', channel: 'telegram', deliveredAt }), {
+      notification_id: 'n1',
+      wallet: 'W',
+      channel: 'telegram',
+      delivered_at: '2026-03-02T10:00:00.123Z',
+    });
+  });
+
+  it('refuses a delivered event without its time', () => {
+    assert.throws(() => notificationEventData('notification.delivered', { notificationId: 'n1', wallet: 'W', channel: 'sms' }), RangeError);
+  });
+
+  it('bounced and failed carry delivered_at null, reason and attempts', () => {
+    for (const type of ['notification.bounced', 'notification.failed'] as const) {
+      assert.deepEqual(notificationEventData(type, { notificationId: 'n2', wallet: 'W', channel: 'email', deliveredAt, reason: '550 no such user', attempts: 2 }), {
+        notification_id: 'n2',
+        wallet: 'W',
+        channel: 'email',
+        delivered_at: null,
+        reason: '550 no such user',
+        attempts: 2,
+      });
+    }
+    assert.deepEqual(notificationEventData('notification.failed', { notificationId: 'n3', wallet: 'W', channel: null }), {
+      notification_id: 'n3',
+      wallet: 'W',
+      channel: null,
+      delivered_at: null,
+      reason: null,
+      attempts: 0,
+    });
+  });
+
+  it('receipt.confirmed adds receipt_tx and confirmed_at', () => {
+    const data = receiptConfirmedEventData({
+      notificationId: 'n4',
+      wallet: 'W',
+      channel: 'email',
+      deliveredAt,
+      receiptTx: '5xTx',
+      confirmedAt: new Date('2026-03-02T10:05:00Z'),
+    });
+    assert.deepEqual(data, {
+      notification_id: 'n4',
+      wallet: 'W',
+      channel: 'email',
+      delivered_at: '2026-03-02T10:00:00.123Z',
+      receipt_tx: '5xTx',
+      confirmed_at: '2026-03-02T10:05:00.000Z',
+    });
+  });
+
+  it('wraps an event as {id, type, created (Unix seconds), data}', () => {
+    const envelope = eventEnvelope({ id: 'evt_1', type: 'quota.exceeded', data: { limit: 1000 }, created_at: new Date('2026-03-02T10:00:00.999Z') });
+    assert.deepEqual(envelope, { id: 'evt_1', type: 'quota.exceeded', created: 1772445600, data: { limit: 1000 } });
+    assert.deepEqual(Object.keys(envelope), ['id', 'type', 'created', 'data']);
+  });
+});

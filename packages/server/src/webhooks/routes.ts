@@ -1,0 +1,80 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.js';
+import { errorResponses } from '../http/schemas.js';
+import { changeEndpoint, createEndpoint, listEndpointViews, removeEndpoint, requireEndpoint } from './endpoint-service.js';
+import { CreatedWebhook, CreateWebhookBody, UpdateWebhookBody, WebhookParams, WebhookView } from './schemas.js';
+import { sendTestEvent } from './send-test-event.js';
+import { WebhookSender } from './webhook-sender.js';
+
+const tags = ['webhooks'];
+
+/** Register, list, update, test and delete webhook endpoints (the caller's protocol only). */
+export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const sender = new WebhookSender({ allowPrivate: deps.config.allowPrivateWebhooks, timeoutMs: deps.config.webhookTimeoutMs, now: deps.now });
+  app.addHook('onClose', async () => sender.close());
+
+  api.post(
+    '/v1/webhooks',
+    {
+      schema: {
+        tags,
+        summary: 'Register an endpoint; the answer holds its signing secret, shown only once',
+        body: CreateWebhookBody,
+        response: { 201: CreatedWebhook, ...errorResponses(400, 401, 403, 415, 429) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await createEndpoint(deps, request.auth!.protocol, request.body)),
+  );
+
+  api.get(
+    '/v1/webhooks',
+    { schema: { tags, summary: "The protocol's endpoints, oldest first (secrets are never shown)", response: { 200: Type.Array(WebhookView), ...errorResponses(401, 429) } } },
+    async (request) => listEndpointViews(deps, request.auth!.protocol.id),
+  );
+
+  api.patch(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Change url, events or isActive; turning an endpoint on again clears its failure streak',
+        params: WebhookParams,
+        body: UpdateWebhookBody,
+        response: { 200: WebhookView, ...errorResponses(400, 401, 404, 415, 429) },
+      },
+    },
+    async (request) => changeEndpoint(deps, request.auth!.protocol.id, request.params.id, request.body),
+  );
+
+  api.post(
+    '/v1/webhooks/:id/test',
+    {
+      schema: {
+        tags,
+        summary: 'Send a signed synthetic notification.delivered to this endpoint now; sent = it answered 2xx',
+        params: WebhookParams,
+        response: { 200: Type.Object({ sent: Type.Boolean() }), ...errorResponses(401, 404, 429) },
+      },
+    },
+    async (request) => sendTestEvent(deps, sender, await requireEndpoint(deps, request.auth!.protocol.id, request.params.id)),
+  );
+
+  api.delete(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete an endpoint and its delivery log',
+        params: WebhookParams,
+        response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(401, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      await removeEndpoint(deps, request.auth!.protocol.id, request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+}
