@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import { after, before, describe, it } from 'node:test';
 import { ChannelRegistry } from '../../packages/server/src/channels/registry.js';
-import type { ChannelProvider } from '../../packages/server/src/channels/provider.js';
+import { SmtpProvider } from '../../packages/server/src/channels/email.js';
+import { startSmtpServer } from '../support/smtp-server.js';
 import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { challenge, lastCode, newWallet, register, testClock, verify } from './wallet-key.js';
 
@@ -242,7 +243,10 @@ describe('identity registration', () => {
   });
 
   it('changes nothing when a code cannot be sent, and the same challenge works once the provider is back', async () => {
-    const down: ChannelProvider = { name: 'down', send: async () => ({ kind: 'retry', error: 'provider unavailable' }) };
+    // A real SMTP server that answers 451 (try later) to this recipient.
+    const smtp = await startSmtpServer();
+    smtp.script('later@example.com', { code: 451, message: 'Greylisted, try later' }, 5);
+    const down = new SmtpProvider({ url: smtp.url, from: 'Herald <codes@herald.test>' });
     const wallet = newWallet();
     const { message, nonce } = await challenge(gw, wallet.address);
     const body = { wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)), email: 'later@example.com' };
@@ -254,6 +258,8 @@ describe('identity registration', () => {
       assert.ok(res.headers.get('retry-after'));
     } finally {
       gw.herald.deps.channels = working;
+      await down.close();
+      await smtp.close();
     }
     assert.equal((await status(wallet.address)).body.registered, false);
     const retried = await post(body);
