@@ -73,7 +73,7 @@ export function spawnServer(env: Record<string, string>): ServerProcess {
     stdout: () => out,
     stderr: () => err,
     exited,
-    listening(timeoutMs = 30_000) {
+    listening(timeoutMs = 90_000) {
       return new Promise<string>((resolve, reject) => {
         const deadline = Date.now() + timeoutMs;
         const poll = setInterval(() => {

@@ -10,6 +10,15 @@ export class DataDirLockedError extends Error {
   }
 }
 
+// Lock files this process holds. A lock naming our own pid that is not in here was left by an
+// earlier process that had the same pid: containers restart with the same pids, and refusing
+// that lock would keep a crashed server down for good.
+const heldHere = new Set<string>();
+
+function isHeld(pid: number, lockFile: string): boolean {
+  return pid === process.pid ? heldHere.has(lockFile) : isAlive(pid);
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -33,10 +42,12 @@ export function lockDataDir(dir: string): () => void {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         linkSync(candidate, lockFile);
+        heldHere.add(lockFile);
         let released = false;
         return () => {
           if (released) return;
           released = true;
+          heldHere.delete(lockFile);
           try {
             if (readFileSync(lockFile, 'utf8') === String(process.pid)) unlinkSync(lockFile);
           } catch {
@@ -46,7 +57,7 @@ export function lockDataDir(dir: string): () => void {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const holder = Number(readFileSync(lockFile, 'utf8'));
-        if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) throw new DataDirLockedError(dir, holder);
+        if (Number.isInteger(holder) && holder > 0 && isHeld(holder, lockFile)) throw new DataDirLockedError(dir, holder);
         unlinkSync(lockFile);
       }
     }

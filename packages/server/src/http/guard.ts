@@ -53,7 +53,8 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     const result = await deps.limiter.check(key, max);
     setRateHeaders(reply, result);
     if (!result.allowed) {
-      const retryAfter = Math.max(1, result.reset - Math.floor(deps.now().getTime() / 1000));
+      // The limiter's clock, not deps.now(): the window and the wait must be measured alike.
+      const retryAfter = result.retryAfter;
       throw new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit of ${max} requests per second exceeded; retry after ${retryAfter}s`, {
         'Retry-After': String(retryAfter),
       });
@@ -65,7 +66,11 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   app.addHook('onRequest', async (request, reply) => {
     const access = accessOf(request);
     if (access === 'key') {
-      const owner = await deps.authenticator.authenticate(request.headers.authorization);
+      const owner = await deps.authenticator.authenticate(request.headers.authorization).catch(async (error: unknown) => {
+        // The key could not be checked (database down): the 503 still carries rate-limit headers.
+        await limitByIp(request, reply).catch(() => {});
+        throw error;
+      });
       if (!owner) {
         await limitByIp(request, reply);
         const message = request.headers.authorization

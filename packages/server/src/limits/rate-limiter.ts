@@ -10,6 +10,8 @@ export interface RateLimitResult {
   limit: number;
   remaining: number;
   reset: number;
+  /** Whole seconds until the window ends, on the limiter's clock (for Retry-After). */
+  retryAfter: number;
 }
 
 /** Counts hits in a window; returns the count including this hit. */
@@ -105,9 +107,11 @@ export class RateLimiter {
   ) {}
 
   async check(key: string, limit: number): Promise<RateLimitResult> {
-    const second = Math.floor(this.now() / 1000);
+    const now = this.now();
+    const second = Math.floor(now / 1000);
     const count = await this.counter.hit(key, second);
-    return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), reset: second + 1 };
+    const reset = second + 1;
+    return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), reset, retryAfter: Math.ceil((reset * 1000 - now) / 1000) };
   }
 
   close() {

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { MemoryCounter, RateLimiter } from './rate-limiter.js';
+
+describe('RateLimiter with the in-process counter', () => {
+  function limiterAt(start: number) {
+    let ms = start;
+    const limiter = new RateLimiter(new MemoryCounter(), () => ms);
+    return { limiter, set: (value: number) => (ms = value) };
+  }
+
+  it('allows `limit` hits per Unix second and reports what is left', async () => {
+    const { limiter } = limiterAt(1_700_000_000_250);
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await limiter.check('p:a', 2));
+    assert.deepEqual(
+      results.map((r) => [r.allowed, r.remaining]),
+      [
+        [true, 1],
+        [true, 0],
+        [false, 0],
+        [false, 0],
+      ],
+    );
+    for (const r of results) {
+      assert.equal(r.limit, 2);
+      assert.equal(r.reset, 1_700_000_001);
+      assert.equal(r.retryAfter, 1);
+    }
+  });
+
+  it('opens a new window at the next second, not one second after the first hit', async () => {
+    const { limiter, set } = limiterAt(1_700_000_000_900);
+    await limiter.check('k', 1);
+    assert.equal((await limiter.check('k', 1)).allowed, false);
+    set(1_700_000_001_000);
+    const next = await limiter.check('k', 1);
+    assert.equal(next.allowed, true);
+    assert.equal(next.reset, 1_700_000_002);
+  });
+
+  it('never asks to retry after zero seconds, even at the very start of a window', async () => {
+    const { limiter, set } = limiterAt(1_700_000_000_000);
+    assert.equal((await limiter.check('k', 1)).retryAfter, 1);
+    set(1_700_000_000_999);
+    assert.equal((await limiter.check('k', 1)).retryAfter, 1);
+  });
+
+  it('keeps separate budgets per key', async () => {
+    const { limiter } = limiterAt(1_700_000_000_000);
+    await limiter.check('p:a', 1);
+    assert.equal((await limiter.check('p:a', 1)).allowed, false);
+    assert.equal((await limiter.check('p:b', 1)).allowed, true);
+  });
+
+  it('forgets windows that are over', () => {
+    const counter = new MemoryCounter();
+    for (let i = 0; i < 100; i++) counter.hitSync(`k${i}`, 10);
+    counter.hitSync('k0', 11);
+    assert.equal((counter as unknown as { counts: Map<string, unknown> }).counts.size, 1);
+  });
+});

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { claimDue } from '../../packages/server/src/db/claim-due.js';
+import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/connection.js';
+import { freshSchema, onPostgres } from '../support/gateway.js';
+
+const target = { table: 'test_jobs', dueColumn: 'due_at', where: "state = 'ready'", set: 'attempts = attempts + 1' };
+const T = new Date('2026-05-01T12:00:00.000Z');
+const at = (ms: number) => new Date(T.getTime() + ms);
+
+describe('claimDue', () => {
+  let db: Database;
+  let url: string | undefined;
+  let drop: (() => Promise<void>) | undefined;
+
+  before(async () => {
+    if (onPostgres) {
+      const schema = await freshSchema();
+      url = schema.url;
+      drop = schema.drop;
+      db = await openPostgres({ url, max: 4 });
+    } else {
+      db = await openPglite(undefined);
+    }
+    await db.exec(`CREATE TABLE test_jobs (
+      id integer PRIMARY KEY,
+      state text NOT NULL DEFAULT 'ready',
+      due_at timestamptz NOT NULL,
+      locked_until timestamptz,
+      attempts integer NOT NULL DEFAULT 0
+    )`);
+  });
+  after(async () => {
+    await db.close();
+    await drop?.();
+  });
+
+  async function reset(rows: { id: number; dueMs: number; state?: string }[]) {
+    await db.query('DELETE FROM test_jobs');
+    for (const row of rows) {
+      await db.query('INSERT INTO test_jobs (id, due_at, state) VALUES ($1, $2, $3)', [row.id, at(row.dueMs), row.state ?? 'ready']);
+    }
+  }
+
+  it('leases a row and gives it out again only once the lease has expired', async () => {
+    await reset([{ id: 1, dueMs: -1000 }]);
+    const first = await claimDue<{ id: number; locked_until: Date; attempts: number }>(db, target, { limit: 10, leaseMs: 1000, now: T });
+    assert.deepEqual(
+      first.map((r) => r.id),
+      [1],
+    );
+    assert.equal(first[0].locked_until.toISOString(), at(1000).toISOString());
+    assert.equal(first[0].attempts, 1, 'the `set` assignments are applied');
+    assert.deepEqual(await claimDue(db, target, { limit: 10, leaseMs: 1000, now: at(500) }), []);
+    assert.deepEqual(await claimDue(db, target, { limit: 10, leaseMs: 1000, now: at(999) }), []);
+    const again = await claimDue<{ id: number; attempts: number }>(db, target, { limit: 10, leaseMs: 1000, now: at(1001) });
+    assert.deepEqual(
+      again.map((r) => [r.id, r.attempts]),
+      [[1, 2]],
+    );
+  });
+
+  it('leaves rows that are not yet due, or that the condition excludes', async () => {
+    await reset([
+      { id: 1, dueMs: 0 },
+      { id: 2, dueMs: 1 },
+      { id: 3, dueMs: 60_000 },
+      { id: 4, dueMs: -5000, state: 'done' },
+    ]);
+    const claimed = await claimDue<{ id: number }>(db, target, { limit: 10, leaseMs: 120_000, now: T });
+    assert.deepEqual(
+      claimed.map((r) => r.id),
+      [1],
+    );
+    const later = await claimDue<{ id: number }>(db, target, { limit: 10, leaseMs: 30_000, now: at(60_000) });
+    assert.deepEqual(later.map((r) => r.id).sort(), [2, 3]);
+  });
+
+  it('claims the most overdue rows first, at most `limit` of them', async () => {
+    await reset([
+      { id: 1, dueMs: -100 },
+      { id: 2, dueMs: -300 },
+      { id: 3, dueMs: -200 },
+    ]);
+    const claimed = await claimDue<{ id: number }>(db, target, { limit: 2, leaseMs: 30_000, now: T });
+    assert.deepEqual(claimed.map((r) => r.id).sort(), [2, 3]);
+  });
+
+  it('never gives one row to two concurrent claimers on separate connections', { skip: !onPostgres && 'needs PostgreSQL: PGlite serves one connection, so there is no concurrency to test' }, async () => {
+    const rows = Array.from({ length: 200 }, (_, i) => i + 1);
+    await db.query('DELETE FROM test_jobs');
+    await db.query(`INSERT INTO test_jobs (id, due_at) SELECT g, $1::timestamptz - (g || ' ms')::interval FROM generate_series(1, 200) g`, [T]);
+    const a = await openPostgres({ url: url!, max: 1 });
+    const b = await openPostgres({ url: url!, max: 1 });
+    try {
+      async function claimer(conn: Database) {
+        const got: number[] = [];
+        let batches = 0;
+        for (;;) {
+          const batch = await claimDue<{ id: number }>(conn, target, { limit: 10, leaseMs: 60_000, now: T });
+          if (batch.length === 0) return { got, batches };
+          assert.ok(batch.length <= 10);
+          batches++;
+          got.push(...batch.map((r) => r.id));
+        }
+      }
+      const [fromA, fromB] = await Promise.all([claimer(a), claimer(b)]);
+      const all = [...fromA.got, ...fromB.got];
+      assert.equal(new Set(all).size, all.length, 'a row was claimed twice');
+      assert.deepEqual(
+        all.sort((x, y) => x - y),
+        rows,
+      );
+      assert.ok(fromA.batches > 0 && fromB.batches > 0, `both claimers worked (${fromA.batches} + ${fromB.batches} batches)`);
+      const [{ max }] = await db.query<{ max: number }>('SELECT max(attempts)::int AS max FROM test_jobs');
+      assert.equal(max, 1);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

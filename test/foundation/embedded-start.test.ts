@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DataDirLockedError, lockDataDir } from '../../packages/server/src/db/data-dir-lock.js';
+import { call, onPostgres } from '../support/gateway.js';
+import { ensureBuilt, killStrays, spawnServer, type ServerProcess } from './server-process.js';
+
+const TOKEN_LINE = /Herald admin token \(shown once, kept in (.+)\): (hrld_admin_[A-Za-z0-9]+)/g;
+
+function deadPid(): number {
+  const { pid } = spawnSync(process.execPath, ['-e', '']);
+  assert.throws(() => process.kill(pid, 0), 'the pid is free');
+  return pid;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+describe('embedded data directory (PGlite)', { skip: onPostgres && 'the data-dir lock and generated token exist only without DATABASE_URL' }, () => {
+  let dir: string;
+  let first: ServerProcess;
+  let url: string;
+  let token: string;
+
+  before(() => {
+    ensureBuilt();
+    dir = mkdtempSync(path.join(os.tmpdir(), 'herald-embedded-'));
+  });
+  after(async () => {
+    await killStrays();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('generates an admin token on first start, prints it once and keeps it in a 0600 file', async () => {
+    first = spawnServer({ HERALD_DATA_DIR: dir });
+    url = await first.listening();
+    const printed = [...first.stdout().matchAll(TOKEN_LINE)];
+    assert.equal(printed.length, 1, first.stdout());
+    const [, file, value] = printed[0];
+    token = value;
+    assert.equal(file, path.join(dir, 'admin-token'));
+    assert.equal(readFileSync(file, 'utf8').trim(), token);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(statSync(path.join(dir, 'encryption.key')).mode & 0o777, 0o600);
+    assert.equal(first.stdout().split(token).length - 1, 1, 'the token appears once, in no log line');
+    assert.ok(!first.stderr().includes(token));
+
+    const created = await call(url, token, 'POST', '/v1/admin/protocols', { name: 'Embedded', tier: 1 });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal((await call(url, created.body.apiKey, 'GET', '/v1/protocols/me')).body.name, 'Embedded');
+    assert.equal((await call(url, 'hrld_admin_' + 'x'.repeat(40), 'GET', '/v1/admin/protocols')).status, 401);
+  });
+
+  it('refuses a second process on the same directory, naming the directory and the holder', async () => {
+    const second = spawnServer({ HERALD_DATA_DIR: dir });
+    const exit = await withTimeout(second.exited, 30_000, 'the refused process exiting');
+    assert.notEqual(exit.code, 0);
+    assert.equal(exit.code, 1);
+    assert.ok(second.stderr().includes(dir), second.stderr());
+    assert.match(second.stderr(), new RegExp(`pid ${first.pid}\\b`));
+    assert.ok(!second.stdout().includes('herald listening'));
+    // The holder is unaffected.
+    assert.equal((await call(url, undefined, 'GET', '/health')).status, 200);
+    assert.equal(readFileSync(path.join(dir, 'herald.lock'), 'utf8'), String(first.pid));
+  });
+
+  it('lets the next process start once the first has exited, without printing the token again', async () => {
+    const exit = await withTimeout(first.stop('SIGTERM'), 30_000, 'shutdown');
+    assert.deepEqual(exit, { code: 0, signal: null });
+    assert.ok(!existsSync(path.join(dir, 'herald.lock')), 'the lock is released on exit');
+
+    const next = spawnServer({ HERALD_DATA_DIR: dir });
+    const nextUrl = await next.listening();
+    assert.ok(!next.stdout().includes('admin token'), next.stdout());
+    assert.ok(!next.stdout().includes(token));
+    const list = await call(nextUrl, token, 'GET', '/v1/admin/protocols');
+    assert.equal(list.status, 200, 'the stored token still works');
+    assert.deepEqual(
+      list.body.data.map((p: any) => p.name),
+      ['Embedded'],
+      'the data survived the restart',
+    );
+    assert.deepEqual(await withTimeout(next.stop('SIGINT'), 30_000, 'shutdown'), { code: 0, signal: null });
+  });
+});
+
+describe('lockDataDir', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'herald-lock-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  // The server calls this before opening PGlite; a process start would only add PGlite's start-up time.
+  it('takes over a lock file left by a process that died', () => {
+    const lockFile = path.join(dir, 'herald.lock');
+    writeFileSync(lockFile, String(deadPid()));
+    const release = lockDataDir(dir);
+    assert.equal(readFileSync(lockFile, 'utf8'), String(process.pid));
+    release();
+    assert.ok(!existsSync(lockFile));
+  });
+
+  it('refuses a lock held by a live process, naming the directory and its pid', () => {
+    const lockFile = path.join(dir, 'herald.lock');
+    writeFileSync(lockFile, String(process.ppid));
+    try {
+      assert.throws(
+        () => lockDataDir(dir),
+        (error: unknown) => error instanceof DataDirLockedError && error.holderPid === process.ppid && error.message.includes(dir) && error.message.includes(`pid ${process.ppid}`),
+      );
+      assert.equal(readFileSync(lockFile, 'utf8'), String(process.ppid), 'the holder keeps its lock');
+    } finally {
+      rmSync(lockFile);
+    }
+  });
+
+  it('refuses a second lock on a directory this process already holds', () => {
+    const release = lockDataDir(dir);
+    try {
+      assert.throws(
+        () => lockDataDir(dir),
+        (error: unknown) => error instanceof DataDirLockedError && error.holderPid === process.pid && error.message.includes(dir),
+      );
+    } finally {
+      release();
+    }
+    assert.ok(!existsSync(path.join(dir, 'herald.lock')));
+    lockDataDir(dir)();
+  });
+
+  it('takes over a lock naming our pid that an earlier incarnation left (a restarted container)', () => {
+    writeFileSync(path.join(dir, 'herald.lock'), String(process.pid));
+    const release = lockDataDir(dir);
+    assert.throws(() => lockDataDir(dir), DataDirLockedError);
+    release();
+  });
+
+  it('takes over an empty or unreadable lock file', () => {
+    writeFileSync(path.join(dir, 'herald.lock'), '');
+    lockDataDir(dir)();
+    writeFileSync(path.join(dir, 'herald.lock'), 'garbage');
+    lockDataDir(dir)();
+  });
+
+  it('leaves no candidate files behind', () => {
+    lockDataDir(dir)();
+    assert.deepEqual(
+      readdirSync(dir).filter((name) => name.startsWith('herald.lock')),
+      [],
+    );
+  });
+});

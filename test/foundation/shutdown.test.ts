@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/connection.js';
+import { ADMIN_TOKEN, ENCRYPTION_KEY, call, createProtocol, freshSchema, onPostgres, sleep } from '../support/gateway.js';
+import { ensureBuilt, killStrays, spawnServer } from './server-process.js';
+
+/** POSTs JSON whose second half is sent `pauseMs` after `midway()` is called: a request surely in flight. */
+function slowPost(url: string, pathname: string, body: unknown, midway: () => void, pauseMs: number) {
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
+    const req = http.request(`${url}${pathname}`, {
+      method: 'POST',
+      agent: false,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-length': payload.length },
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.write(payload.subarray(0, 10));
+    // Give the server time to read the headers before it is told to stop.
+    setTimeout(() => {
+      midway();
+      setTimeout(() => req.end(payload.subarray(10)), pauseMs);
+    }, 100);
+  });
+}
+
+describe('graceful shutdown', () => {
+  let dir: string | undefined;
+  let schema: { url: string; drop: () => Promise<void> } | undefined;
+
+  before(async () => {
+    ensureBuilt();
+    if (onPostgres) schema = await freshSchema();
+    else dir = mkdtempSync(path.join(os.tmpdir(), 'herald-shutdown-'));
+  });
+  after(async () => {
+    await killStrays();
+    await schema?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('finishes every accepted request, writes the whole request log and exits 0 on SIGTERM', async () => {
+    const server = spawnServer({
+      ...(schema ? { DATABASE_URL: schema.url, HERALD_ENCRYPTION_KEY: ENCRYPTION_KEY } : { HERALD_DATA_DIR: dir! }),
+      HERALD_ADMIN_TOKEN: ADMIN_TOKEN,
+      HERALD_IP_RATE_LIMIT: '10000',
+      // Only the shutdown flush can have written the log.
+      HERALD_REQUEST_LOG_FLUSH_MS: '60000',
+    });
+    const url = await server.listening();
+    const p = await createProtocol(url, { tier: 3 });
+    // Twenty open keep-alive connections, so the burst below reaches the server on sockets it has accepted.
+    const warm = await Promise.all(Array.from({ length: 20 }, () => call(url, p.apiKey, 'GET', '/v1/usage')));
+    assert.ok(warm.every((r) => r.status === 200));
+
+    let signalledAt = 0;
+    const slow = slowPost(
+      url,
+      '/v1/admin/protocols',
+      { name: 'Created while stopping', tier: 1 },
+      () => {
+        signalledAt = Date.now();
+        server.child.kill('SIGTERM');
+      },
+      300,
+    );
+    await sleep(95);
+    const burst = await Promise.allSettled(Array.from({ length: 20 }, () => call(url, p.apiKey, 'GET', '/v1/usage')));
+    const created = await slow;
+    const exit = await server.exited;
+
+    assert.deepEqual(exit, { code: 0, signal: null }, server.stderr());
+    assert.ok(server.stdout().includes('shutdown complete'));
+    assert.ok(signalledAt > 0);
+    // The request whose body was still arriving at SIGTERM was answered in full.
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.name, 'Created while stopping');
+    assert.match(created.body.apiKey, /^hrld_live_/);
+
+    let answered = 0;
+    for (const outcome of burst) {
+      if (outcome.status === 'fulfilled') {
+        // An accepted request gets the real answer, never a truncated or bodiless one.
+        assert.equal(outcome.value.status, 200, JSON.stringify(outcome.value.body));
+        assert.equal(outcome.value.body.tier, 3);
+        answered++;
+      } else {
+        // Refused before it was accepted: the listener was already closed.
+        const cause = (outcome.reason as { cause?: { code?: string } }).cause;
+        assert.ok(['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET'].includes(cause?.code ?? ''), String(outcome.reason));
+      }
+    }
+    assert.ok(answered > 0, 'some of the burst was in flight');
+
+    const db: Database = schema ? await openPostgres({ url: schema.url, max: 1 }) : await openPglite(path.join(dir!, 'pgdata'));
+    try {
+      const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM request_log WHERE protocol_id = $1', [p.id]);
+      assert.equal(n, warm.length + answered, 'every answered request is in the log');
+      const [{ created: stored }] = await db.query<{ created: number }>("SELECT count(*)::int AS created FROM protocols WHERE name = 'Created while stopping'");
+      assert.equal(stored, 1);
+    } finally {
+      await db.close();
+    }
+  });
+});

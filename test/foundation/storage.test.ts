@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/connection.js';
+import { migrate } from '../../packages/server/src/db/migrate.js';
+import { freshSchema, onPostgres } from '../support/gateway.js';
+
+const shipped = () =>
+  readdirSync(new URL('../../packages/server/migrations/', import.meta.url))
+    .filter((name) => name.endsWith('.sql'))
+    .sort();
+
+/** An empty database on the engine under test, and how to dispose of it. */
+async function emptyDatabase(): Promise<{ db: Database; url?: string; dispose: () => Promise<void> }> {
+  if (!onPostgres) {
+    const db = await openPglite(undefined);
+    return { db, dispose: () => db.close() };
+  }
+  const schema = await freshSchema();
+  const db = await openPostgres({ url: schema.url, max: 2 });
+  return {
+    db,
+    url: schema.url,
+    dispose: async () => {
+      await db.close();
+      await schema.drop();
+    },
+  };
+}
+
+describe('migrations', () => {
+  it('apply every shipped file once, and a second run applies nothing', async () => {
+    const { db, dispose } = await emptyDatabase();
+    try {
+      assert.deepEqual(await migrate(db), shipped());
+      assert.deepEqual(await migrate(db), []);
+      const rows = await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name');
+      assert.deepEqual(
+        rows.map((r) => r.name),
+        shipped(),
+      );
+      // The schema is really there: a table of the first migration answers.
+      assert.deepEqual(await db.query('SELECT count(*)::int AS n FROM protocols'), [{ n: 0 }]);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it('survive two processes migrating a fresh PostgreSQL schema at the same time', { skip: !onPostgres && 'needs PostgreSQL (PGlite has one connection)' }, async () => {
+    const { db, url, dispose } = await emptyDatabase();
+    const other = await openPostgres({ url: url!, max: 2 });
+    try {
+      const [a, b] = await Promise.all([migrate(db), migrate(other)]);
+      // The advisory lock serialises them: one applies everything, the other finds it done.
+      assert.deepEqual([a, b].map((applied) => applied.length).sort(), [0, shipped().length]);
+      assert.deepEqual([...a, ...b], shipped());
+      const rows = await db.query<{ name: string; n: number }>('SELECT name, count(*)::int AS n FROM schema_migrations GROUP BY name ORDER BY name');
+      assert.deepEqual(
+        rows,
+        shipped().map((name) => ({ name, n: 1 })),
+      );
+    } finally {
+      await other.close();
+      await dispose();
+    }
+  });
+});
