@@ -1,0 +1,57 @@
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { CliError, EXIT } from './exit-codes.js';
+
+/** What `herald auth login` remembers. */
+export interface StoredConfig {
+  apiKey?: string;
+  baseUrl?: string;
+}
+
+/** `$XDG_CONFIG_HOME/herald/config.json`, falling back to `~/.config/herald/config.json`. */
+export function configPath(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(env.HOME || homedir(), '.config');
+  return path.join(base, 'herald', 'config.json');
+}
+
+export function readConfig(file: string): StoredConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw error;
+  }
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+    const { apiKey, baseUrl } = parsed as Record<string, unknown>;
+    return { ...(typeof apiKey === 'string' ? { apiKey } : {}), ...(typeof baseUrl === 'string' ? { baseUrl } : {}) };
+  } catch {
+    throw new CliError(EXIT.error, 'CONFIG_INVALID', `${file} is not valid JSON: fix or delete it (herald auth logout)`);
+  }
+}
+
+/**
+ * Writes the file readable by its owner only: it holds an API key. The temporary file is created
+ * 0600 before any byte is written, and renamed over the old one so a crash leaves either version.
+ */
+export function writeConfig(file: string, config: StoredConfig): void {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(temporary, 0o600);
+  renameSync(temporary, file);
+}
+
+/** Deletes the file; true when there was one. */
+export function removeConfig(file: string): boolean {
+  try {
+    rmSync(file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}

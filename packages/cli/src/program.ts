@@ -1,0 +1,59 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { contextFor, type Io } from './context.js';
+import { registerAdmin, type ContextOf } from './commands/admin.js';
+import { registerAuth } from './commands/auth.js';
+import { registerDoctor } from './commands/doctor.js';
+import { registerProtocol } from './commands/protocol.js';
+import { registerRequests } from './commands/requests.js';
+import { registerUsage } from './commands/usage.js';
+import { integerIn } from './parse-options.js';
+
+function parseBaseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('must be a URL such as http://localhost:3000');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('must be an http:// or https:// URL');
+  return value.replace(/\/+$/, '');
+}
+
+/** The whole command tree; global options are read by every command through its context. */
+export function buildProgram(io: Io, json: boolean): Command {
+  const program = new Command('herald')
+    .description('Herald notification gateway for Solana wallets: the command-line tool')
+    .version(io.version, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .option('--json', 'machine output only: one JSON document on stdout, no colours, no prompts')
+    .addOption(new Option('--api-key <key>', 'API key (hrld_live_… or hrld_test_…)').env('HERALD_API_KEY'))
+    .addOption(new Option('--base-url <url>', 'gateway address (default http://localhost:3000)').env('HERALD_BASE_URL').argParser(parseBaseUrl))
+    .addOption(new Option('--max-retries <n>', 'retries on network errors, 5xx and 429 (default 2)').env('HERALD_MAX_RETRIES').argParser(integerIn(0, 10)))
+    .addOption(new Option('--timeout <ms>', 'limit per request attempt in milliseconds (default 30000)').argParser(integerIn(100, 600_000)))
+    .configureHelp({ showGlobalOptions: true })
+    .showSuggestionAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      // In --json mode the caller reports commander's errors (and help shown for one) as JSON instead.
+      writeErr: (text) => {
+        if (!json) io.stderr.write(text);
+      },
+    })
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 ok, 1 other error, 2 bad usage or cancelled, 3 not found, 4 auth (401/403),
+5 rate-limited after retries, 6 network (refused, timeout, DNS).
+Environment: HERALD_API_KEY, HERALD_BASE_URL, HERALD_ADMIN_TOKEN, HERALD_MAX_RETRIES, NO_COLOR.`,
+    );
+
+  const contextOf: ContextOf = (command, options) => contextFor(command, io, options);
+  registerAuth(program, contextOf);
+  registerProtocol(program, contextOf);
+  registerUsage(program, contextOf);
+  registerRequests(program, contextOf);
+  registerDoctor(program, contextOf);
+  registerAdmin(program, contextOf);
+  return program;
+}

@@ -1,0 +1,36 @@
+import { HeraldApiError, HeraldNetworkError } from '@herald/sdk';
+import { CommanderError } from 'commander';
+import { earlyOutput, type Io } from './context.js';
+import { EXIT, exitCodeFor, usageError } from './exit-codes.js';
+import { buildProgram } from './program.js';
+
+function hintFor(error: unknown): string | undefined {
+  if (error instanceof HeraldNetworkError) return 'Is the gateway running there? Set --base-url or HERALD_BASE_URL.';
+  if (!(error instanceof HeraldApiError)) return undefined;
+  if (error.code === 'INVALID_ADMIN_TOKEN') return 'Check --admin-token or HERALD_ADMIN_TOKEN.';
+  if (error.statusCode === 401) return 'Check --api-key or HERALD_API_KEY, or run `herald auth login`.';
+  if (error.statusCode === 429) return 'Still rate-limited after retries: slow down, or move the protocol to a higher tier.';
+  return undefined;
+}
+
+/** Runs one command line and returns the exit code; every error is reported here, once. */
+export async function run(argv: string[], io: Io): Promise<number> {
+  const out = earlyOutput(argv, io);
+  const program = buildProgram(io, out.json);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return EXIT.ok;
+  } catch (error) {
+    const exitCode = exitCodeFor(error);
+    if (error instanceof CommanderError) {
+      // Commander has already printed its message (or the help) unless --json silenced it.
+      if (exitCode !== EXIT.ok && out.json) {
+        const message = error.code === 'commander.help' ? 'No command given: see `herald --help`' : error.message.replace(/^error: /, '');
+        out.error(usageError(message));
+      }
+      return exitCode;
+    }
+    out.error(error, hintFor(error));
+    return exitCode;
+  }
+}

@@ -1,0 +1,87 @@
+/** Base class of every error the SDK throws, so callers can catch them all at once. */
+export class HeraldError extends Error {
+  override name = 'HeraldError';
+}
+
+/**
+ * The gateway answered with an error status. Every Herald error body is
+ * `{statusCode, error, message, code}`; `code` is the stable value to branch on
+ * (`INVALID_API_KEY`, `RATE_LIMIT_EXCEEDED`, `VALIDATION_ERROR`, …).
+ */
+export class HeraldApiError extends HeraldError {
+  override name = 'HeraldApiError';
+  /** HTTP status of the answer. */
+  readonly statusCode: number;
+  /** Machine-readable error code from the body (`HTTP_<status>` when the body had none). */
+  readonly code: string;
+  /** HTTP reason phrase, e.g. `Unauthorized`. */
+  readonly error: string;
+  /** The gateway's `X-Request-Id`, worth quoting in a support request. */
+  readonly requestId: string | undefined;
+  /** Seconds the gateway asked the client to wait (`Retry-After`), when it said so. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(init: { statusCode: number; code: string; message: string; error?: string; requestId?: string; retryAfterSeconds?: number }) {
+    super(init.message);
+    this.statusCode = init.statusCode;
+    this.code = init.code;
+    this.error = init.error ?? '';
+    this.requestId = init.requestId;
+    this.retryAfterSeconds = init.retryAfterSeconds;
+  }
+}
+
+/** Why a request got no HTTP answer at all. */
+export type NetworkErrorKind = 'timeout' | 'connection_refused' | 'dns' | 'connection_reset' | 'network';
+
+/** No HTTP answer: the connection was refused, the host did not resolve, or the request timed out. */
+export class HeraldNetworkError extends HeraldError {
+  override name = 'HeraldNetworkError';
+
+  constructor(
+    readonly kind: NetworkErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+const CODE_KINDS: Record<string, NetworkErrorKind> = {
+  ECONNREFUSED: 'connection_refused',
+  ENOTFOUND: 'dns',
+  EAI_AGAIN: 'dns',
+  EAI_NONAME: 'dns',
+  ECONNRESET: 'connection_reset',
+  EPIPE: 'connection_reset',
+  UND_ERR_SOCKET: 'connection_reset',
+  ETIMEDOUT: 'timeout',
+  UND_ERR_CONNECT_TIMEOUT: 'timeout',
+  UND_ERR_HEADERS_TIMEOUT: 'timeout',
+  UND_ERR_BODY_TIMEOUT: 'timeout',
+};
+
+function systemCode(error: unknown): string | undefined {
+  // fetch wraps the socket error in `cause`; dual-stack connects wrap several in an AggregateError.
+  for (let current: any = error, depth = 0; current && depth < 4; current = current.cause, depth++) {
+    if (typeof current.code === 'string' && CODE_KINDS[current.code]) return current.code;
+    const inner = Array.isArray(current.errors) ? current.errors.find((e: any) => typeof e?.code === 'string') : undefined;
+    if (inner) return inner.code;
+  }
+  return undefined;
+}
+
+/** Turns whatever `fetch` threw into a HeraldNetworkError naming the cause. */
+export function toNetworkError(error: unknown, target: string): HeraldNetworkError {
+  const code = systemCode(error);
+  const kind: NetworkErrorKind = code ? CODE_KINDS[code] : 'network';
+  const reason = code ?? (error instanceof Error ? error.message : String(error));
+  const messages: Record<NetworkErrorKind, string> = {
+    connection_refused: `Connection refused by ${target}`,
+    dns: `Could not resolve the host of ${target}`,
+    connection_reset: `Connection to ${target} was reset`,
+    timeout: `Request to ${target} timed out`,
+    network: `Network error reaching ${target}`,
+  };
+  return new HeraldNetworkError(kind, `${messages[kind]} (${reason})`, { cause: error });
+}

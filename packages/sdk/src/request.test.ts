@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { HeraldApiError, HeraldNetworkError } from './errors.js';
+import { RequestCore, type CoreOptions } from './request.js';
+import { SDK_VERSION } from './version.js';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** A local HTTP server answering from a script of handlers, one per request (the last repeats). */
+class ScriptedServer {
+  seen: Seen[] = [];
+  script: ((res: ServerResponse) => void)[] = [];
+  private server!: Server;
+  url = '';
+
+  async start() {
+    this.server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        this.seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+        const handler = this.script[Math.min(this.seen.length - 1, this.script.length - 1)];
+        handler(res);
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  reset(...script: ((res: ServerResponse) => void)[]) {
+    this.seen = [];
+    this.script = script;
+  }
+
+  async stop() {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  (res: ServerResponse) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+const errorJson = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
+  json(status, { statusCode: status, error: 'Reason', message, code }, headers);
+
+describe('RequestCore', () => {
+  const server = new ScriptedServer();
+  let sleeps: number[];
+
+  before(() => server.start());
+  after(() => server.stop());
+
+  function core(options: CoreOptions = {}) {
+    sleeps = [];
+    return new RequestCore({
+      baseUrl: `${server.url}/`,
+      token: 'hrld_test_key',
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+      random: () => 0,
+      ...options,
+    });
+  }
+
+  it('sends bearer auth, JSON and a User-Agent; skips undefined query values', async () => {
+    server.reset(json(200, { ok: true }));
+    const result = await core().request<{ ok: boolean }>({
+      method: 'POST',
+      path: '/v1/things',
+      query: { page: 2, endpoint: '/v1/x y', statusCode: undefined },
+      body: { name: 'n' },
+    });
+    assert.deepEqual(result, { ok: true });
+    const [seen] = server.seen;
+    assert.equal(seen.url, '/v1/things?page=2&endpoint=%2Fv1%2Fx+y');
+    assert.equal(seen.headers.authorization, 'Bearer hrld_test_key');
+    assert.equal(seen.headers['content-type'], 'application/json');
+    assert.equal(seen.headers['user-agent'], `herald-sdk-js/${SDK_VERSION}`);
+    assert.equal(seen.headers['idempotency-key'], undefined);
+    assert.deepEqual(JSON.parse(seen.body), { name: 'n' });
+  });
+
+  it('retries a GET on 503 with exponential backoff, then succeeds', async () => {
+    server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(200, { n: 1 }));
+    assert.deepEqual(await core().request({ method: 'GET', path: '/v1/usage' }), { n: 1 });
+    assert.equal(server.seen.length, 3);
+    assert.deepEqual(sleeps, [250, 500]);
+  });
+
+  it('honours Retry-After on 429, for a POST too', async () => {
+    server.reset(errorJson(429, 'RATE_LIMIT_EXCEEDED', 'slow down', { 'retry-after': '2' }), json(202, { queued: true }));
+    assert.deepEqual(await core().request({ method: 'POST', path: '/v1/notify', body: {} }), { queued: true });
+    assert.equal(server.seen.length, 2);
+    assert.deepEqual(sleeps, [2000]);
+  });
+
+  it('throws the 429 as a typed error once retries run out', async () => {
+    server.reset(errorJson(429, 'RATE_LIMIT_EXCEEDED', 'slow down', { 'retry-after': '1', 'x-request-id': 'req-7' }));
+    const error: any = await core({ maxRetries: 3 }).request({ method: 'GET', path: '/v1/usage' }).catch((e: any) => e);
+    assert.ok(error instanceof HeraldApiError);
+    assert.equal(error.statusCode, 429);
+    assert.equal(error.code, 'RATE_LIMIT_EXCEEDED');
+    assert.equal(error.message, 'slow down');
+    assert.equal(error.requestId, 'req-7');
+    assert.equal(error.retryAfterSeconds, 1);
+    assert.equal(server.seen.length, 4);
+    assert.deepEqual(sleeps, [1000, 1000, 1000]);
+  });
+
+  it('does not retry a 400, and exposes statusCode, code and message', async () => {
+    server.reset(errorJson(400, 'VALIDATION_ERROR', 'body/tier must be <= 3'));
+    const error: any = await core().request({ method: 'GET', path: '/v1/requests' }).catch((e: any) => e);
+    assert.ok(error instanceof HeraldApiError);
+    assert.deepEqual([error.statusCode, error.code, error.message, error.error], [400, 'VALIDATION_ERROR', 'body/tier must be <= 3', 'Reason']);
+    assert.equal(server.seen.length, 1);
+    assert.deepEqual(sleeps, []);
+  });
+
+  it('does not retry a POST on 503 without an idempotency key', async () => {
+    server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(201, {}));
+    const error: any = await core().request({ method: 'POST', path: '/v1/admin/protocols', body: {} }).catch((e: any) => e);
+    assert.equal(error.statusCode, 503);
+    assert.equal(server.seen.length, 1);
+  });
+
+  it('reuses the same Idempotency-Key on every retry of one call', async () => {
+    server.reset(errorJson(502, 'HTTP_502', 'bad gateway'), errorJson(503, 'X', 'down'), json(202, { id: 'n1' }));
+    const result = await core().request({ method: 'POST', path: '/v1/notify', body: { a: 1 } }, { idempotencyKey: 'order-42' });
+    assert.deepEqual(result, { id: 'n1' });
+    assert.deepEqual(
+      server.seen.map((s) => s.headers['idempotency-key']),
+      ['order-42', 'order-42', 'order-42'],
+    );
+    assert.deepEqual(
+      server.seen.map((s) => s.body),
+      Array(3).fill('{"a":1}'),
+    );
+  });
+
+  it('names a non-JSON error answer by its status', async () => {
+    server.reset((res) => {
+      res.writeHead(502, { 'content-type': 'text/html' });
+      res.end('<h1>Bad gateway</h1>');
+    });
+    const error: any = await core({ maxRetries: 0 }).request({ method: 'GET', path: '/' }).catch((e: any) => e);
+    assert.ok(error instanceof HeraldApiError);
+    assert.equal(error.code, 'HTTP_502');
+    assert.equal(error.message, '<h1>Bad gateway</h1>');
+  });
+
+  it('resolves an empty 204 as undefined', async () => {
+    server.reset((res) => {
+      res.writeHead(204);
+      res.end();
+    });
+    assert.equal(await core().request({ method: 'DELETE', path: '/v1/x' }), undefined);
+  });
+
+  it('turns a timeout into a HeraldNetworkError and retries it on a GET', async () => {
+    server.reset(() => {
+      // never answers
+    });
+    const started = Date.now();
+    const error: any = await core({ timeoutMs: 150, maxRetries: 1 }).request({ method: 'GET', path: '/slow' }).catch((e: any) => e);
+    assert.ok(error instanceof HeraldNetworkError, String(error));
+    assert.equal(error.kind, 'timeout');
+    assert.match(error.message, /timed out after 150 ms/);
+    assert.equal(server.seen.length, 2);
+    assert.ok(Date.now() - started < 2000);
+  });
+
+  it('does not retry a timed-out POST without an idempotency key', async () => {
+    server.reset(() => {});
+    const error: any = await core({ timeoutMs: 100 }).request({ method: 'POST', path: '/slow', body: {} }).catch((e: any) => e);
+    assert.equal(error.kind, 'timeout');
+    assert.equal(server.seen.length, 1);
+  });
+
+  it('reports a refused connection and retries it, even for a POST', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const error: any = await core({ baseUrl: `http://127.0.0.1:${port}` })
+      .request({ method: 'POST', path: '/v1/notify', body: {} })
+      .catch((e: any) => e);
+    assert.ok(error instanceof HeraldNetworkError);
+    assert.equal(error.kind, 'connection_refused');
+    assert.match(error.message, /Connection refused by POST http:\/\/127\.0\.0\.1:\d+\/v1\/notify/);
+    assert.equal(sleeps.length, 2);
+  });
+
+  it('reports a failed DNS look-up as kind dns', async () => {
+    // The shape Node's fetch throws for an unknown host; no resolver is asked.
+    const failing = async () => {
+      throw new TypeError('fetch failed', { cause: Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' }) });
+    };
+    const error: any = await core({ fetch: failing, maxRetries: 0 }).request({ method: 'GET', path: '/health' }).catch((e: any) => e);
+    assert.ok(error instanceof HeraldNetworkError);
+    assert.equal(error.kind, 'dns');
+  });
+
+  it('uses an injected fetch for every attempt', async () => {
+    const calls: string[] = [];
+    const fake = async (url: string, init: RequestInit) => {
+      calls.push(`${init.method} ${url}`);
+      return calls.length === 1
+        ? new Response('{"statusCode":500,"error":"x","message":"boom","code":"INTERNAL_ERROR"}', { status: 500 })
+        : Response.json({ status: 'ok' });
+    };
+    const result = await core({ fetch: fake, baseUrl: 'https://gw.example/prefix//' }).request({ method: 'GET', path: '/health' });
+    assert.deepEqual(result, { status: 'ok' });
+    assert.deepEqual(calls, ['GET https://gw.example/prefix/health', 'GET https://gw.example/prefix/health']);
+  });
+
+  it('stops at once when the caller aborts, even between retries', async () => {
+    server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'));
+    const controller = new AbortController();
+    const client = new RequestCore({ baseUrl: server.url, maxRetries: 5 });
+    setTimeout(() => controller.abort(new Error('user gave up')), 100);
+    const started = Date.now();
+    const error: any = await client.request({ method: 'GET', path: '/x' }, { signal: controller.signal }).catch((e: any) => e);
+    assert.equal(error.message, 'user gave up');
+    assert.equal(server.seen.length, 1);
+    assert.ok(Date.now() - started < 1000);
+  });
+
+  it('gives up at once on a Retry-After longer than it will wait', async () => {
+    server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'maintenance', { 'retry-after': '3600' }));
+    const error: any = await core().request({ method: 'GET', path: '/x' }).catch((e: any) => e);
+    assert.equal(error.retryAfterSeconds, 3600);
+    assert.equal(server.seen.length, 1);
+    assert.deepEqual(sleeps, []);
+  });
+});
+
+describe('SDK_VERSION', () => {
+  it('matches package.json', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    assert.equal(SDK_VERSION, pkg.version);
+  });
+});

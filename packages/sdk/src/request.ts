@@ -1,0 +1,192 @@
+import { HeraldApiError, HeraldError, HeraldNetworkError, toNetworkError } from './errors.js';
+import { isRetryable, parseRetryAfter, retryDelay, type AttemptOutcome } from './retry.js';
+import { SDK_VERSION } from './version.js';
+
+/** The subset of `fetch` the SDK uses; pass your own to add tracing, proxies or test doubles. */
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
+
+export const DEFAULT_BASE_URL = 'http://localhost:3000';
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_RETRIES = 2;
+
+/** Settings shared by every call of one client. */
+export interface CoreOptions {
+  /** Gateway address, with or without a trailing slash; may include a path prefix. */
+  baseUrl?: string;
+  /** Sent as `Authorization: Bearer <token>` when set. */
+  token?: string;
+  /** Per-attempt limit, covering the answer's body too. */
+  timeoutMs?: number;
+  /** Retries after the first attempt (0 disables retrying). */
+  maxRetries?: number;
+  fetch?: FetchLike;
+  /** Replaces the default `herald-sdk-js/<version>` User-Agent. */
+  userAgent?: string;
+  /** Waits between retries; injectable so tests need not sleep. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Source of jitter in [0, 1). */
+  random?: () => number;
+}
+
+/** Per-call overrides; every resource method accepts these as its last argument. */
+export interface RequestOptions {
+  timeoutMs?: number;
+  maxRetries?: number;
+  /** Sent as `Idempotency-Key`, the same on every retry of this call. */
+  idempotencyKey?: string;
+  /** Cancels the call, including any wait between retries; the signal's reason is thrown. */
+  signal?: AbortSignal;
+}
+
+export type QueryValue = string | number | boolean | undefined;
+
+export interface ApiCall {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+}
+
+type Answer = { ok: true; value: unknown } | { ok: false; error: HeraldApiError; retryAfterMs: number | undefined };
+
+function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function apiErrorFrom(response: Response, text: string, retryAfterMs: number | undefined): HeraldApiError {
+  const body = parseJson(text) as Record<string, unknown> | undefined;
+  const field = (name: string) => (body && typeof body[name] === 'string' ? (body[name] as string) : undefined);
+  return new HeraldApiError({
+    statusCode: response.status,
+    code: field('code') ?? `HTTP_${response.status}`,
+    message: field('message') ?? (text.trim().slice(0, 200) || `HTTP ${response.status}`),
+    error: field('error') ?? response.statusText,
+    requestId: response.headers.get('x-request-id') ?? undefined,
+    retryAfterSeconds: retryAfterMs === undefined ? undefined : retryAfterMs / 1000,
+  });
+}
+
+/**
+ * The one request core under every resource: base URL, bearer auth, JSON in and out, a timeout
+ * per attempt, retries with backoff, and typed errors (HeraldApiError for error answers,
+ * HeraldNetworkError when no answer came).
+ */
+export class RequestCore {
+  readonly baseUrl: string;
+  private readonly token: string | undefined;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly fetch: FetchLike;
+  private readonly userAgent: string;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly random: () => number;
+
+  constructor(options: CoreOptions = {}) {
+    this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+    this.token = options.token;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
+    this.userAgent = options.userAgent ?? `herald-sdk-js/${SDK_VERSION}`;
+    this.sleep = options.sleep ?? defaultSleep;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Sends one API call, retrying as the retry policy allows; resolves with the parsed JSON body. */
+  async request<T>(call: ApiCall, options: RequestOptions = {}): Promise<T> {
+    const maxRetries = options.maxRetries ?? this.maxRetries;
+    const url = this.urlFor(call);
+    const init: RequestInit = {
+      method: call.method,
+      headers: this.headersFor(call, options),
+      body: call.body === undefined ? undefined : JSON.stringify(call.body),
+    };
+    for (let retry = 0; ; retry++) {
+      let error: HeraldError;
+      let outcome: AttemptOutcome;
+      let retryAfterMs: number | undefined;
+      try {
+        const answer = await this.attempt(url, init, options);
+        if (answer.ok) return answer.value as T;
+        ({ error, retryAfterMs } = answer);
+        outcome = { status: answer.error.statusCode };
+      } catch (thrown) {
+        if (!(thrown instanceof HeraldNetworkError)) throw thrown;
+        error = thrown;
+        outcome = { network: thrown.kind };
+      }
+      if (retry >= maxRetries || !isRetryable(outcome, call.method, Boolean(options.idempotencyKey))) throw error;
+      const delay = retryDelay(retry, retryAfterMs, this.random);
+      if (delay === undefined) throw error;
+      await this.sleep(delay, options.signal);
+    }
+  }
+
+  private urlFor(call: ApiCall): string {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(call.query ?? {})) {
+      if (value !== undefined) params.set(name, String(value));
+    }
+    const search = params.toString();
+    return `${this.baseUrl}${call.path}${search ? `?${search}` : ''}`;
+  }
+
+  private headersFor(call: ApiCall, options: RequestOptions): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent };
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
+    return headers;
+  }
+
+  private async attempt(url: string, init: RequestInit, options: RequestOptions): Promise<Answer> {
+    const target = `${init.method} ${url.split('?')[0]}`;
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const signal = options.signal;
+    const onAbort = () => controller.abort(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let response: Response;
+    let text: string;
+    try {
+      if (signal?.aborted) throw signal.reason;
+      response = await this.fetch(url, { ...init, signal: controller.signal });
+      text = await response.text();
+    } catch (thrown) {
+      if (signal?.aborted) throw signal.reason;
+      if (timedOut) throw new HeraldNetworkError('timeout', `Request to ${target} timed out after ${timeoutMs} ms`, { cause: thrown });
+      throw toNetworkError(thrown, target);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    if (response.ok) return { ok: true, value: parseJson(text) ?? (text || undefined) };
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
+    return { ok: false, error: apiErrorFrom(response, text, retryAfterMs), retryAfterMs };
+  }
+}

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { ensureBuilt, runCli, scratchHome } from './run-cli.js';
+
+describe('herald auth login, whoami, logout', () => {
+  let gw: TestGateway;
+  let acme: TestProtocol;
+  let scratch: ReturnType<typeof scratchHome>;
+  let env: Record<string, string>;
+  let configFile: string;
+  const herald = (args: string[], extra: Record<string, string | undefined> = {}, input?: string) =>
+    runCli(args, { env: { ...env, ...extra }, input });
+
+  before(async () => {
+    ensureBuilt();
+    gw = await startGateway();
+    acme = await gw.createProtocol({ tier: 1, name: 'Acme' });
+    scratch = scratchHome();
+    env = { HOME: scratch.home, XDG_CONFIG_HOME: scratch.config, HERALD_BASE_URL: gw.url };
+    configFile = path.join(scratch.config, 'herald', 'config.json');
+  });
+  after(async () => {
+    await gw.close();
+    scratch.cleanup();
+  });
+
+  it('login checks the key, saves it with mode 0600, and later commands use it', async () => {
+    const login = await herald(['auth', 'login', '--api-key', acme.apiKey, '--json']);
+    assert.equal(login.code, 0, login.stderr);
+    const result = login.json();
+    assert.equal(result.loggedIn, true);
+    assert.equal(result.configPath, configFile);
+    assert.equal(result.protocol.id, acme.id);
+    assert.equal(result.apiKey, `${acme.apiKey.slice(0, 14)}…`);
+    assert.ok(!login.stdout.includes(acme.apiKey), 'the whole key is never printed');
+
+    assert.equal(statSync(configFile).mode & 0o777, 0o600);
+    assert.equal(statSync(path.dirname(configFile)).mode & 0o777, 0o700);
+    assert.deepEqual(JSON.parse(readFileSync(configFile, 'utf8')), { apiKey: acme.apiKey, baseUrl: gw.url });
+
+    // Neither key nor base URL in the environment: both come from the config file.
+    const usage = await herald(['usage', '--json'], { HERALD_BASE_URL: undefined });
+    assert.equal(usage.code, 0, usage.stderr);
+    assert.equal(usage.json().tier, 1);
+  });
+
+  it('whoami shows the protocol and a masked key with its source', async () => {
+    const human = await herald(['auth', 'whoami']);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /as Acme/);
+    assert.ok(human.stdout.includes(`${acme.apiKey.slice(0, 14)}…`));
+    assert.ok(!human.stdout.includes(acme.apiKey));
+    assert.match(human.stdout, /from the config file/);
+
+    const json = (await herald(['auth', 'whoami', '--json'])).json();
+    assert.equal(json.keySource, 'config');
+    assert.equal(json.environment, 'production');
+    assert.equal(json.protocol.name, 'Acme');
+
+    const fromEnv = (await herald(['auth', 'whoami', '--json'], { HERALD_API_KEY: acme.sandboxApiKey })).json();
+    assert.equal(fromEnv.keySource, 'env');
+    assert.equal(fromEnv.environment, 'sandbox');
+    const fromFlag = (await herald(['auth', 'whoami', '--json', '--api-key', acme.sandboxApiKey], { HERALD_API_KEY: acme.apiKey })).json();
+    assert.equal(fromFlag.keySource, 'flag');
+    assert.ok(fromFlag.apiKey.startsWith('hrld_test_'));
+  });
+
+  it('logout deletes the file; whoami then exits 4', async () => {
+    const logout = await herald(['auth', 'logout', '--json']);
+    assert.equal(logout.code, 0, logout.stderr);
+    assert.deepEqual(logout.json(), { loggedOut: true, configPath: configFile });
+    assert.equal(existsSync(configFile), false);
+
+    const again = await herald(['auth', 'logout', '--json']);
+    assert.equal(again.json().loggedOut, false);
+
+    const whoami = await herald(['auth', 'whoami']);
+    assert.equal(whoami.code, 4);
+    assert.match(whoami.stderr, /No API key/);
+  });
+
+  it('login reads the key from stdin with --with-token', async () => {
+    const login = await herald(['auth', 'login', '--with-token'], {}, `${acme.sandboxApiKey}\n`);
+    assert.equal(login.code, 0, login.stderr);
+    assert.match(login.stdout, /Logged in/);
+    assert.equal(JSON.parse(readFileSync(configFile, 'utf8')).apiKey, acme.sandboxApiKey);
+    await herald(['auth', 'logout']);
+  });
+
+  it('refuses a bad key (exit 4) and writes nothing', async () => {
+    const login = await herald(['auth', 'login', '--api-key', 'hrld_live_0123456789012345678901234567890123456789']);
+    assert.equal(login.code, 4);
+    assert.equal(existsSync(configFile), false);
+  });
+
+  it('exits 2 with no key to save and no terminal to ask on', async () => {
+    const login = await herald(['auth', 'login', '--json']);
+    assert.equal(login.code, 2);
+    assert.equal(login.errorJson().error.code, 'USAGE');
+    const empty = await herald(['auth', 'login', '--with-token'], {}, '\n');
+    assert.equal(empty.code, 2);
+  });
+
+  it('falls back to ~/.config/herald when XDG_CONFIG_HOME is not set', async () => {
+    const login = await herald(['auth', 'login', '--api-key', acme.apiKey, '--json'], { XDG_CONFIG_HOME: undefined });
+    assert.equal(login.code, 0, login.stderr);
+    const fallback = path.join(scratch.home, '.config', 'herald', 'config.json');
+    assert.equal(login.json().configPath, fallback);
+    assert.equal(statSync(fallback).mode & 0o777, 0o600);
+    await herald(['auth', 'logout'], { XDG_CONFIG_HOME: undefined });
+    assert.equal(existsSync(fallback), false);
+  });
+
+  it('names a corrupt config file instead of crashing', async () => {
+    mkdirSync(path.dirname(configFile), { recursive: true });
+    writeFileSync(configFile, '{not json');
+    const res = await herald(['usage']);
+    assert.equal(res.code, 1);
+    assert.ok(res.stderr.includes(configFile), res.stderr);
+    assert.equal((await herald(['auth', 'logout'])).code, 0, 'logout still clears it');
+    assert.equal(existsSync(configFile), false);
+  });
+});

@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { reserveSends } from '../../packages/server/src/limits/quota.js';
+import { call, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { closedPort, ensureBuilt, runCli, scratchHome } from './run-cli.js';
+
+const CHANNEL_CHECKS = ['channel.email', 'channel.telegram', 'channel.sms'];
+
+function assertReportShape(report: any) {
+  assert.deepEqual(Object.keys(report).sort(), ['baseUrl', 'checks', 'errors', 'ok']);
+  assert.equal(typeof report.ok, 'boolean');
+  assert.ok(Array.isArray(report.errors));
+  for (const check of report.checks) {
+    assert.deepEqual(Object.keys(check).sort(), ['detail', 'name', 'ok']);
+    assert.equal(typeof check.ok, 'boolean');
+    assert.equal(typeof check.detail, 'string');
+  }
+  assert.equal(report.ok, report.errors.length === 0);
+  assert.equal(report.errors.length, report.checks.filter((c: any) => !c.ok).length);
+}
+
+describe('herald doctor', () => {
+  let gw: TestGateway;
+  let acme: TestProtocol;
+  let scratch: ReturnType<typeof scratchHome>;
+  let env: Record<string, string>;
+  const doctor = (args: string[], extra: Record<string, string | undefined> = {}) => runCli(['doctor', ...args], { env: { ...env, ...extra } });
+
+  before(async () => {
+    ensureBuilt();
+    gw = await startGateway();
+    acme = await gw.createProtocol({ tier: 3, name: 'Acme' });
+    scratch = scratchHome();
+    env = { HOME: scratch.home, XDG_CONFIG_HOME: scratch.config, HERALD_BASE_URL: gw.url, HERALD_API_KEY: acme.apiKey };
+  });
+  after(async () => {
+    await gw.close();
+    scratch.cleanup();
+  });
+
+  it('--json reports every check passing, with each channel provider from /health', async () => {
+    const res = await doctor(['--json']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stderr, '');
+    const report = res.json();
+    assertReportShape(report);
+    assert.equal(report.ok, true);
+    assert.equal(report.baseUrl, gw.url);
+    assert.deepEqual(
+      report.checks.map((c: any) => c.name),
+      ['gateway', 'health', 'apiKey', 'quota', ...CHANNEL_CHECKS],
+    );
+    const health = (await call(gw.url, undefined, 'GET', '/health')).body;
+    for (const [channel, provider] of Object.entries(health.channels) as [string, string][]) {
+      const check = report.checks.find((c: any) => c.name === `channel.${channel}`);
+      assert.ok(check.detail.startsWith(provider), check.detail);
+    }
+    const quota = report.checks.find((c: any) => c.name === 'quota');
+    assert.match(quota.detail, /^1,000,000 sends left this month/);
+    const apiKey = report.checks.find((c: any) => c.name === 'apiKey');
+    assert.ok(!apiKey.detail.includes(acme.apiKey), 'the key is masked');
+  });
+
+  it('prints a checklist for people', async () => {
+    const res = await doctor([]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /✓ gateway/);
+    assert.match(res.stdout, /✓ channel\.sms\s+capture/);
+  });
+
+  it('fails the key check with a bad key: ok false, exit 4', async () => {
+    const res = await doctor(['--json'], { HERALD_API_KEY: 'hrld_live_0123456789012345678901234567890123456789' });
+    assert.equal(res.code, 4);
+    const report = res.json();
+    assertReportShape(report);
+    assert.equal(report.ok, false);
+    const apiKey = report.checks.find((c: any) => c.name === 'apiKey');
+    assert.equal(apiKey.ok, false);
+    assert.match(apiKey.detail, /INVALID_API_KEY/);
+    assert.ok(report.checks.find((c: any) => c.name === 'health').ok, 'the gateway itself is fine');
+    assert.equal(res.errorJson().error.code, 'DOCTOR_FAILED');
+  });
+
+  it('fails without a key: exit 4, channels still reported', async () => {
+    const res = await doctor(['--json'], { HERALD_API_KEY: undefined });
+    assert.equal(res.code, 4);
+    const report = res.json();
+    assertReportShape(report);
+    assert.deepEqual(
+      report.checks.filter((c: any) => !c.ok).map((c: any) => c.name),
+      ['apiKey'],
+    );
+    assert.ok(CHANNEL_CHECKS.every((name) => report.checks.some((c: any) => c.name === name)));
+  });
+
+  it('fails the quota check when the month is used up', async () => {
+    const spent = await gw.createProtocol({ tier: 0 });
+    // Spends the month the way sends do, without sending a thousand notifications.
+    assert.ok(await reserveSends(gw.herald.deps.db, { id: spent.id, tier: 0, overage_enabled: false }, 1000, new Date()));
+    const res = await doctor(['--json'], { HERALD_API_KEY: spent.apiKey });
+    assert.equal(res.code, 1, res.stdout);
+    const report = res.json();
+    assertReportShape(report);
+    assert.deepEqual(report.errors.length, 1);
+    assert.match(report.errors[0], /^quota: monthly quota used up/);
+  });
+
+  it('fails the gateway check against a closed port: exit 6', async () => {
+    const port = await closedPort();
+    const res = await doctor(['--json'], { HERALD_BASE_URL: `http://127.0.0.1:${port}` });
+    assert.equal(res.code, 6);
+    const report = res.json();
+    assertReportShape(report);
+    assert.equal(report.ok, false);
+    assert.deepEqual(
+      report.checks.map((c: any) => [c.name, c.ok]),
+      [['gateway', false]],
+    );
+    assert.match(report.errors[0], /Connection refused/);
+  });
+});
