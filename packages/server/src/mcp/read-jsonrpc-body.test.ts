@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { readJsonRpcBody } from './read-jsonrpc-body.js';
+
+function errorOf(raw: string | undefined) {
+  const result = readJsonRpcBody(raw);
+  assert.ok('error' in result, `expected an error for ${raw}`);
+  return result.error;
+}
+
+describe('readJsonRpcBody', () => {
+  it('answers -32700 for malformed JSON and for an empty body', () => {
+    for (const raw of ['{"jsonrpc": "2.0",', 'not json', '', undefined]) {
+      const error = errorOf(raw);
+      assert.equal(error.error.code, -32700);
+      assert.equal(error.id, null);
+      assert.equal(error.jsonrpc, '2.0');
+    }
+  });
+
+  it('answers -32600 for JSON that is not a JSON-RPC message, echoing a usable id', () => {
+    const cases: [unknown, string | number | null][] = [
+      [{}, null],
+      [42, null],
+      ['text', null],
+      [null, null],
+      [{ jsonrpc: '1.0', id: 3, method: 'ping' }, 3],
+      [{ jsonrpc: '2.0', id: 'a', method: 12 }, 'a'],
+      [{ jsonrpc: '2.0', id: { nested: true }, method: 'ping' }, null],
+      [{ jsonrpc: '2.0', id: 4, method: 'tools/list', params: [1, 2] }, 4],
+    ];
+    for (const [value, id] of cases) {
+      const error = errorOf(JSON.stringify(value));
+      assert.equal(error.error.code, -32600, JSON.stringify(value));
+      assert.equal(error.id, id, JSON.stringify(value));
+    }
+  });
+
+  it('answers -32600 for an empty batch and for a batch holding an invalid message', () => {
+    assert.equal(errorOf('[]').error.code, -32600);
+    const error = errorOf(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { id: 2 }]));
+    assert.equal(error.error.code, -32600);
+    assert.equal(error.id, null);
+  });
+
+  it('passes requests, notifications and batches through', () => {
+    const request = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+    const notification = { jsonrpc: '2.0', method: 'notifications/initialized' };
+    assert.deepEqual(readJsonRpcBody(JSON.stringify(request)), { message: request });
+    assert.deepEqual(readJsonRpcBody(JSON.stringify(notification)), { message: notification });
+    assert.deepEqual(readJsonRpcBody(JSON.stringify([request, notification])), { message: [request, notification] });
+  });
+});

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseDocPage } from './parse-doc-page.js';
+import { buildDocsSearch, snippetAround } from './search-docs.js';
+
+const pages = [
+  parseDocPage(
+    'webhooks.md',
+    '---\nslug: webhooks\ntitle: Webhooks\n---\n# Webhooks\n\nHerald posts signed events to your endpoints.\n\n## Verifying signatures\n\nCompute an HMAC of the raw body with the endpoint secret and compare it in constant time.\n',
+  ),
+  parseDocPage(
+    'idempotency.md',
+    '---\nslug: idempotency\ntitle: Idempotency\n---\n# Idempotency\n\nSend an idempotencyKey to make retries safe. Same key and same payload answers duplicate.\n',
+  ),
+  parseDocPage(
+    'limits.md',
+    '---\nslug: limits\ntitle: Limits and quotas\n---\n# Limits\n\n| tier | rps |\n|---|---|\n| 0 | 10 |\n\nRetries after a 429 should wait for Retry-After. Webhooks are not rate limited.\n',
+  ),
+];
+
+describe('buildDocsSearch', () => {
+  const search = buildDocsSearch(pages);
+
+  it('ranks a page whose title matches above pages that only mention the word', () => {
+    const hits = search('webhooks', 5);
+    assert.deepEqual(
+      hits.map((hit) => hit.slug),
+      ['webhooks', 'limits'],
+    );
+    assert.ok(hits[0].score > hits[1].score);
+  });
+
+  it('answers each page once, with the fields of a hit', () => {
+    const hits = search('signatures secret webhooks', 5);
+    assert.equal(new Set(hits.map((hit) => hit.slug)).size, hits.length);
+    for (const hit of hits) {
+      assert.deepEqual(Object.keys(hit).sort(), ['score', 'slug', 'snippet', 'title']);
+      assert.equal(typeof hit.score, 'number');
+    }
+    assert.equal(hits[0].title, 'Webhooks');
+  });
+
+  it('finds words by prefix and despite a typo', () => {
+    assert.equal(search('idempot', 5)[0]?.slug, 'idempotency');
+    assert.equal(search('signture', 5)[0]?.slug, 'webhooks');
+    assert.equal(search('webhoks', 5)[0]?.slug, 'webhooks');
+  });
+
+  it('cuts the answer at maxResults', () => {
+    assert.equal(search('retries webhooks idempotency', 1).length, 1);
+    assert.equal(search('retries webhooks idempotency', 20).length, 3);
+  });
+
+  it('answers nothing for words no page has', () => {
+    assert.deepEqual(search('zzqqxx', 5), []);
+  });
+
+  it('takes the snippet from the best section, around the match, without table rules', () => {
+    const [hit] = search('constant time', 5);
+    assert.equal(hit.slug, 'webhooks');
+    assert.match(hit.snippet, /constant time/);
+    const [limits] = search('tier', 5);
+    assert.doesNotMatch(limits.snippet, /---|\|/);
+  });
+});
+
+describe('snippetAround', () => {
+  it('marks both cuts of a long text with an ellipsis and keeps the match', () => {
+    const text = `${'alpha '.repeat(60)}needle ${'omega '.repeat(60)}`;
+    const snippet = snippetAround(text, ['needle']);
+    assert.ok(snippet.startsWith('…') && snippet.endsWith('…'));
+    assert.match(snippet, /needle/);
+    assert.ok(snippet.length <= 242);
+  });
+
+  it('starts at the beginning when the match is early or absent', () => {
+    assert.equal(snippetAround('Short **text** here', ['nothing']), 'Short text here');
+  });
+
+  it('drops link targets and keeps their text', () => {
+    assert.equal(snippetAround('See [the quickstart](quickstart.md).', []), 'See the quickstart.');
+  });
+});

@@ -1,0 +1,234 @@
+/**
+ * The MCP endpoint over raw HTTP, as the contract describes it: JSON-RPC 2.0 with only
+ * `Content-Type: application/json`, and the standard JSON-RPC errors.
+ */
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { atNextSecond, startGateway, type TestGateway } from '../support/gateway.js';
+import { writeFixture } from './fixture.js';
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'curl', version: '8' } },
+};
+
+function isJsonRpcError(body: any, code: number, id: string | number | null = null): void {
+  assert.equal(body?.jsonrpc, '2.0', JSON.stringify(body));
+  assert.equal(body.id, id, JSON.stringify(body));
+  assert.equal(body.error?.code, code, JSON.stringify(body));
+  assert.equal(typeof body.error.message, 'string');
+  assert.equal(body.result, undefined);
+}
+
+describe('MCP endpoint over raw JSON-RPC', () => {
+  let gateway: TestGateway;
+  let fixture: Awaited<ReturnType<typeof writeFixture>>;
+
+  before(async () => {
+    fixture = await writeFixture();
+    gateway = await startGateway({
+      env: { HERALD_DOCS_DIR: fixture.docsDir, HERALD_EXAMPLES_DIR: fixture.examplesDir, HERALD_IP_RATE_LIMIT: '10000', HERALD_BODY_LIMIT: '4096' },
+    });
+  });
+
+  after(async () => {
+    await gateway?.close();
+    await fixture?.remove();
+  });
+
+  /**
+   * POST /mcp with exactly the given headers: Content-Type only by default. node:http, because
+   * fetch adds `Accept: *\/*` to every request.
+   */
+  function post(body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+    const payload = typeof body === 'string' ? body : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = request(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const answerHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') answerHeaders.set(name, value);
+          resolve({ status: res.statusCode!, headers: answerHeaders, body: text ? JSON.parse(text) : undefined });
+        });
+      });
+      req.on('error', reject);
+      sent.push(req.getHeaderNames());
+      req.end(payload);
+    });
+  }
+  const sent: string[][] = [];
+
+  it('initialize with protocolVersion 2024-11-05 answers that version, with no Accept header and no key', async () => {
+    const res = await post(INITIALIZE);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(res.headers.get('mcp-session-id'), null, 'stateless: no session');
+    assert.ok(res.headers.get('x-request-id'));
+    assert.ok(res.headers.get('x-ratelimit-limit'));
+    assert.deepEqual(sent.at(-1), ['content-type', 'host'], 'the request carried no Accept header');
+    assert.equal(res.body.jsonrpc, '2.0');
+    assert.equal(res.body.id, 1);
+    assert.equal(res.body.result.protocolVersion, '2024-11-05');
+    assert.deepEqual(res.body.result.serverInfo, { name: 'herald-docs', version: '1.0.0' });
+    assert.ok(res.body.result.capabilities.tools);
+  });
+
+  it('an unsupported protocolVersion is answered with the latest the server speaks', async () => {
+    const res = await post({ ...INITIALIZE, params: { ...INITIALIZE.params, protocolVersion: '1999-01-01' } });
+    assert.equal(res.status, 200);
+    assert.match(res.body.result.protocolVersion, /^\d{4}-\d{2}-\d{2}$/);
+    assert.notEqual(res.body.result.protocolVersion, '1999-01-01');
+  });
+
+  it('serves Accept: application/json alone, */*, and the full header the SDK sends', async () => {
+    for (const accept of ['application/json', '*/*', 'application/json, text/event-stream']) {
+      const res = await post({ jsonrpc: '2.0', id: 'a', method: 'ping' }, { accept });
+      assert.equal(res.status, 200, accept);
+      assert.deepEqual(res.body, { jsonrpc: '2.0', id: 'a', result: {} }, accept);
+    }
+  });
+
+  it('tools/list and tools/call answer plain JSON without an Accept header', async () => {
+    const list = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    assert.equal(list.status, 200);
+    assert.deepEqual(
+      list.body.result.tools.map((tool: { name: string }) => tool.name),
+      ['get_herald_context', 'search_herald_docs', 'get_integration_example', 'get_doc_page'],
+    );
+    const call = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_doc_page', arguments: { slug: 'quickstart' } } });
+    assert.equal(call.status, 200);
+    assert.equal(call.body.id, 3);
+    assert.match(call.body.result.content[0].text, /^# Quickstart/);
+    const search = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'search_herald_docs', arguments: { query: 'signatures' } } });
+    assert.equal(JSON.parse(search.body.result.content[0].text)[0].slug, 'webhooks');
+  });
+
+  it('a notification is accepted with 202 and no body', async () => {
+    const res = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    assert.equal(res.status, 202);
+    assert.equal(res.body, undefined);
+  });
+
+  it('answers a batch with one response per request, each judged on its own', async () => {
+    const res = await post([
+      { jsonrpc: '2.0', id: 10, method: 'ping' },
+      { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'get_doc_page', arguments: {} } },
+    ]);
+    assert.equal(res.status, 200);
+    const byId = Object.fromEntries(res.body.map((answer: { id: number }) => [answer.id, answer]));
+    assert.deepEqual(byId[10].result, {});
+    isJsonRpcError(byId[11], -32602, 11);
+  });
+
+  it('-32700 for a malformed or empty body', async () => {
+    for (const raw of ['{"jsonrpc":"2.0","id":1,', '{bad json}', '']) {
+      const res = await post(raw);
+      assert.equal(res.status, 400, raw);
+      isJsonRpcError(res.body, -32700);
+    }
+  });
+
+  it('-32600 for JSON that is not a JSON-RPC request', async () => {
+    const cases: [unknown, string | number | null][] = [
+      [{}, null],
+      [[], null],
+      [123, null],
+      [{ jsonrpc: '1.0', id: 5, method: 'ping' }, 5],
+      [{ id: 6, method: 'ping' }, 6],
+      [{ jsonrpc: '2.0', id: 7, method: 42 }, 7],
+      [{ jsonrpc: '2.0', id: 8, method: 'tools/list', params: 'all' }, 8],
+    ];
+    for (const [body, id] of cases) {
+      const res = await post(body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      isJsonRpcError(res.body, -32600, id);
+    }
+  });
+
+  it('-32601 for an unknown method', async () => {
+    for (const method of ['resources/list', 'prompts/get', 'tools/delete']) {
+      const res = await post({ jsonrpc: '2.0', id: 'm', method, params: {} });
+      assert.equal(res.status, 200);
+      isJsonRpcError(res.body, -32601, 'm');
+    }
+  });
+
+  it('-32602 for invalid params: bad tool arguments, unknown tools, malformed initialize and tools/call', async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ name: 'search_herald_docs', arguments: { query: 1 } }, /query/],
+      [{ name: 'search_herald_docs', arguments: { query: 'x', maxResults: 50 } }, /maxResults/],
+      [{ name: 'get_integration_example', arguments: { pattern: 3 } }, /pattern/],
+      [{ name: 'get_doc_page' }, /slug/],
+      [{ name: 'no_such_tool', arguments: {} }, /Unknown tool "no_such_tool"/],
+      [{ arguments: {} }, /name/],
+      [{ name: 'get_doc_page', arguments: 'slug=quickstart' }, /arguments/],
+    ];
+    for (const [params, message] of cases) {
+      const res = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params });
+      assert.equal(res.status, 200, JSON.stringify(params));
+      isJsonRpcError(res.body, -32602, 9);
+      assert.match(res.body.error.message, message);
+    }
+    const init = await post({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { capabilities: {} } });
+    isJsonRpcError(init.body, -32602, 'i');
+    assert.match(init.body.error.message, /protocolVersion/);
+  });
+
+  it('GET and DELETE /mcp answer 405 with a JSON-RPC error', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(`${gateway.url}/mcp`, { method });
+      assert.equal(res.status, 405, method);
+      assert.equal(res.headers.get('allow'), 'POST');
+      isJsonRpcError(await res.json(), -32000);
+    }
+  });
+
+  it('refuses other content types and oversize bodies with a JSON-RPC error, not the REST error shape', async () => {
+    const text = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify(INITIALIZE) });
+    assert.equal(text.status, 415);
+    isJsonRpcError(await text.json(), -32000);
+    const big = await post({ ...INITIALIZE, params: { ...INITIALIZE.params, clientInfo: { name: 'x'.repeat(5000), version: '1' } } });
+    assert.equal(big.status, 413);
+    isJsonRpcError(big.body, -32000);
+  });
+
+  it('a client that accepts neither JSON nor anything else is refused by the transport (406)', async () => {
+    const res = await post(INITIALIZE, { accept: 'text/html' });
+    assert.equal(res.status, 406);
+    isJsonRpcError(res.body, -32000);
+  });
+});
+
+describe('MCP endpoint under the per-IP rate limit', () => {
+  let gateway: TestGateway;
+  before(async () => {
+    gateway = await startGateway({ env: { HERALD_IP_RATE_LIMIT: '2' } });
+  });
+  after(() => gateway?.close());
+
+  it('answers 429 as a JSON-RPC error with Retry-After', async () => {
+    await atNextSecond();
+    const send = () =>
+      fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+    const answers = [await send(), await send(), await send()];
+    assert.deepEqual(
+      answers.map((res) => res.status),
+      [200, 200, 429],
+    );
+    const limited = answers[2];
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    assert.equal(limited.headers.get('x-ratelimit-remaining'), '0');
+    isJsonRpcError(await limited.json(), -32000);
+  });
+});

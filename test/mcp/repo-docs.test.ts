@@ -1,0 +1,89 @@
+/**
+ * The gateway's default docs/ and examples/ (the repository's own) load and are served, whatever
+ * pages and examples exist at the time the suite runs.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { loadConfig } from '../../packages/server/src/config.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { connectClient, PATTERNS, textOf } from './fixture.js';
+
+const DOCS_DIR = fileURLToPath(new URL('../../docs/', import.meta.url));
+const EXAMPLES_DIR = fileURLToPath(new URL('../../examples/', import.meta.url));
+
+/** slug → file text, read the simple way (not with the code under test). */
+function repoPages(): Map<string, string> {
+  const pages = new Map<string, string>();
+  for (const name of existsSync(DOCS_DIR) ? readdirSync(DOCS_DIR).filter((n) => n.endsWith('.md')) : []) {
+    const text = readFileSync(`${DOCS_DIR}${name}`, 'utf8');
+    const slug = /^---\r?\n[\s\S]*?^slug:\s*(\S+)\s*$/m.exec(text)?.[1] ?? name.slice(0, -3);
+    pages.set(slug, text);
+  }
+  return pages;
+}
+
+describe('MCP endpoint on the repository docs and examples', () => {
+  let gateway: TestGateway;
+  let client: Client;
+
+  before(async () => {
+    gateway = await startGateway({ env: { HERALD_IP_RATE_LIMIT: '10000' } });
+    client = await connectClient(gateway.url);
+  });
+
+  after(async () => {
+    await client?.close();
+    await gateway?.close();
+  });
+
+  const call = (name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args });
+
+  it('defaults to the docs/ and examples/ at the repository root', () => {
+    const config = loadConfig({});
+    assert.equal(config.docsDir, DOCS_DIR.replace(/\/$/, ''));
+    assert.equal(config.examplesDir, EXAMPLES_DIR.replace(/\/$/, ''));
+    const overridden = loadConfig({ HERALD_DOCS_DIR: 'some/docs', HERALD_EXAMPLES_DIR: '/srv/examples' });
+    assert.ok(overridden.docsDir.endsWith('/some/docs'));
+    assert.equal(overridden.examplesDir, '/srv/examples');
+  });
+
+  it('serves every page of docs/ by its slug', async () => {
+    const pages = repoPages();
+    assert.ok(pages.size > 0, 'docs/ has pages');
+    for (const [slug, text] of pages) {
+      const result = await call('get_doc_page', { slug });
+      assert.equal(result.isError, undefined, slug);
+      const body = textOf(result);
+      assert.ok(body.length > 0 && text.includes(body.trim().split('\n')[0]), slug);
+    }
+  });
+
+  it('assembles the context from every page', async () => {
+    const context = textOf(await call('get_herald_context'));
+    for (const slug of repoPages().keys()) assert.ok(context.includes(`<!-- page: ${slug} -->`), slug);
+    assert.match(context, /## API endpoints/);
+  });
+
+  it('serves each pattern from examples/ when its file exists, and says so when it does not', async () => {
+    for (const pattern of PATTERNS) {
+      const file = `${EXAMPLES_DIR}${pattern}.ts`;
+      const result = await call('get_integration_example', { pattern });
+      if (existsSync(file)) {
+        assert.equal(result.isError, undefined, pattern);
+        assert.equal(textOf(result), readFileSync(file, 'utf8'), pattern);
+      } else {
+        assert.equal(result.isError, true, pattern);
+        assert.match(textOf(result), /is not available on this server/, pattern);
+      }
+    }
+  });
+
+  it('searches the repository docs', async () => {
+    const hits = JSON.parse(textOf(await call('search_herald_docs', { query: 'idempotency key', maxResults: 3 })));
+    assert.ok(hits.length >= 1 && hits.length <= 3);
+    assert.ok(repoPages().has(hits[0].slug));
+  });
+});

@@ -1,0 +1,106 @@
+/** The OpenAPI 3.1 document generated from the route schemas, served at GET /openapi.json. */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { openApiPath, registeredRoutes, type RegisteredRoute } from './registered-routes.js';
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+describe('GET /openapi.json', () => {
+  let gateway: TestGateway;
+  let doc: any;
+  let v1Routes: RegisteredRoute[];
+
+  before(async () => {
+    gateway = await startGateway();
+    const res = await fetch(`${gateway.url}/openapi.json`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    doc = await res.json();
+    v1Routes = registeredRoutes(gateway.herald.app!).filter((route) => route.path.startsWith('/v1/') && route.method !== 'HEAD');
+  });
+
+  after(() => gateway?.close());
+
+  const operations = () =>
+    Object.entries<any>(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] })));
+
+  it('is public and an OpenAPI 3.1 document', () => {
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(doc.info.title, 'Herald notification gateway');
+    assert.equal(typeof doc.info.version, 'string');
+    assert.ok(Array.isArray(doc.servers) && doc.servers[0].url);
+    assert.equal(typeof doc.paths, 'object');
+  });
+
+  it('declares the API key and admin token bearer schemes, the key being the default', () => {
+    assert.deepEqual(
+      { type: doc.components.securitySchemes.apiKey.type, scheme: doc.components.securitySchemes.apiKey.scheme },
+      { type: 'http', scheme: 'bearer' },
+    );
+    assert.deepEqual(
+      { type: doc.components.securitySchemes.adminToken.type, scheme: doc.components.securitySchemes.adminToken.scheme },
+      { type: 'http', scheme: 'bearer' },
+    );
+    assert.deepEqual(doc.security, [{ apiKey: [] }]);
+  });
+
+  it('names the shared Error schema and references it from error responses', () => {
+    const error = doc.components.schemas.Error;
+    assert.deepEqual(error.required, ['statusCode', 'error', 'message', 'code']);
+    assert.deepEqual(Object.keys(error.properties), ['statusCode', 'error', 'message', 'code']);
+    const errorRefs = JSON.stringify(doc.paths).split('"$ref":"#/components/schemas/Error"').length - 1;
+    assert.ok(errorRefs > 10, `Error referenced ${errorRefs} times`);
+    assert.equal(doc.paths['/v1/notify'].post.responses['400'].content['application/json'].schema.$ref, '#/components/schemas/Error');
+  });
+
+  it('resolves every $ref inside the document', () => {
+    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((match) => match[1]);
+    assert.ok(refs.length > 0);
+    for (const ref of new Set(refs)) {
+      assert.ok(ref.startsWith('#/'), ref);
+      const target = ref
+        .slice(2)
+        .split('/')
+        .reduce<any>((node, key) => node?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+      assert.ok(target, `${ref} does not resolve`);
+    }
+  });
+
+  it('gives every operation tags, a summary, responses and its path parameters', () => {
+    for (const { path, method, op } of operations()) {
+      const where = `${method.toUpperCase()} ${path}`;
+      assert.ok(op.tags?.length, `${where} has no tag`);
+      assert.ok(op.summary, `${where} has no summary`);
+      assert.ok(Object.keys(op.responses ?? {}).length, `${where} has no response`);
+      const declared = (op.parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => p.name);
+      const inPath = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+      assert.deepEqual(declared.sort(), inPath.sort(), `${where} path parameters`);
+      for (const name of Object.keys(op.security?.[0] ?? {})) assert.ok(doc.components.securitySchemes[name], `${where}: unknown scheme ${name}`);
+    }
+  });
+
+  it('says which operations need no key and which need the admin token', () => {
+    assert.deepEqual(doc.paths['/health'].get.security, []);
+    assert.deepEqual(doc.paths['/v1/identities/challenge'].post.security, []);
+    assert.deepEqual(doc.paths['/mcp'].post.security, []);
+    assert.deepEqual(doc.paths['/v1/admin/protocols'].post.security, [{ adminToken: [] }]);
+    assert.equal(doc.paths['/v1/notify'].post.security, undefined, 'key routes inherit the default');
+  });
+
+  it('lists every /v1 route Fastify has registered', () => {
+    assert.ok(v1Routes.length > 30, `found ${v1Routes.length} routes`);
+    const missing = v1Routes.filter((route) => !doc.paths[openApiPath(route.path)]?.[route.method.toLowerCase()]);
+    assert.deepEqual(missing, [], 'routes missing from /openapi.json');
+  });
+
+  it('agrees with the document the app builds in process', () => {
+    assert.deepEqual(Object.keys(doc.paths).sort(), Object.keys((gateway.herald.app!.swagger() as any).paths).sort());
+  });
+
+  it('documents the MCP endpoint but not the internal pages', () => {
+    assert.ok(doc.paths['/mcp'].post);
+    assert.equal(doc.paths['/mcp'].get, undefined);
+    for (const hidden of ['/openapi.json', '/docs']) assert.equal(doc.paths[hidden], undefined, hidden);
+  });
+});
