@@ -3,39 +3,11 @@
  * util-linux `script`, type once the prompt shows, and read what the terminal displayed.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_TOKEN, call, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
-import { CLI, ensureBuilt, scratchHome } from './run-cli.js';
-
-const hasScript = spawnSync('script', ['--version']).status === 0;
-
-const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
-
-/** Runs the CLI on a pseudo-terminal; when the screen shows `waitFor`, types `keys`. */
-function onTerminal(args: string[], env: Record<string, string>, waitFor: string, keys: string): Promise<{ code: number | null; screen: string }> {
-  const command = [process.execPath, CLI, ...args].map(quote).join(' ');
-  return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', TERM: 'xterm', ...env } });
-    let screen = '';
-    let typed = false;
-    child.stdout.on('data', (chunk) => {
-      screen += chunk;
-      if (!typed && screen.includes(waitFor)) {
-        typed = true;
-        child.stdin.write(keys);
-      }
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, screen });
-    });
-  });
-}
+import { ensureBuilt, hasScript, onTerminal, scratchHome } from './run-cli.js';
 
 describe('herald prompts on a terminal', { skip: hasScript ? false : 'util-linux `script` is not installed' }, () => {
   let gw: TestGateway;

@@ -3,7 +3,7 @@
  * a clean environment (no HERALD_* from the developer's shell) and its own config dir, so a real
  * ~/.config/herald is never read or written.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -76,4 +76,35 @@ export async function closedPort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/** util-linux `script`, which gives a child a pseudo-terminal; tests needing one skip without it. */
+export const hasScript = spawnSync('script', ['--version']).status === 0;
+
+const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Runs the CLI on a pseudo-terminal (stdin, stdout and stderr all a TTY); when the screen shows
+ * `waitFor`, types `keys`. The screen is everything the terminal displayed.
+ */
+export function onTerminal(args: string[], env: Record<string, string>, waitFor: string, keys: string): Promise<{ code: number | null; screen: string }> {
+  const command = [process.execPath, CLI, ...args].map(quote).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', TERM: 'xterm', ...env } });
+    let screen = '';
+    let typed = false;
+    child.stdout.on('data', (chunk) => {
+      screen += chunk;
+      if (!typed && screen.includes(waitFor)) {
+        typed = true;
+        child.stdin.write(keys);
+      }
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, screen });
+    });
+  });
 }

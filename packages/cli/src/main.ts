@@ -11,4 +11,10 @@ process.once('SIGINT', () => {
   process.exit(EXIT.usage);
 });
 
+// `herald notify list | head` closes the pipe early: stop quietly, as other Unix tools do.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(EXIT.ok);
+});
+
 process.exitCode = await run(process.argv.slice(2), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, version });

@@ -26,3 +26,24 @@ export function parseTimestamp(value: string): string {
   if (Number.isNaN(at)) throw new InvalidArgumentError('must be an ISO 8601 date or timestamp, e.g. 2027-01-01T00:00:00Z');
   return new Date(at).toISOString();
 }
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A duration as milliseconds: `500ms`, `30s`, `2m`, `1h`, or a bare number of seconds. */
+export function parseDuration(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  if (!match) throw new InvalidArgumentError('must be a duration such as 30s, 2m or 500ms (a bare number is seconds)');
+  const ms = Math.round(Number(match[1]) * UNITS[match[2] ?? 's']);
+  if (ms < 1 || ms > 86_400_000) throw new InvalidArgumentError('must be from 1ms to 24h');
+  return ms;
+}
+
+/** A comma-separated list whose entries must all be among `allowed`. */
+export function listOf(allowed: readonly string[]) {
+  return (value: string): string[] => {
+    const items = value.split(',').map((item) => item.trim()).filter(Boolean);
+    const wrong = items.filter((item) => !allowed.includes(item));
+    if (items.length === 0 || wrong.length > 0) throw new InvalidArgumentError(`must be a comma-separated list of: ${allowed.join(', ')}`);
+    return [...new Set(items)];
+  };
+}

@@ -2,10 +2,19 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { contextFor, type Io } from './context.js';
 import { registerAdmin, type ContextOf } from './commands/admin.js';
 import { registerAuth } from './commands/auth.js';
+import { registerBroadcast } from './commands/broadcast.js';
 import { registerDoctor } from './commands/doctor.js';
+import { registerNotify } from './commands/notify.js';
 import { registerProtocol } from './commands/protocol.js';
+import { registerReports } from './commands/reports.js';
 import { registerRequests } from './commands/requests.js';
+import { registerSandbox } from './commands/sandbox.js';
+import { registerSchedule } from './commands/schedule.js';
+import { registerSubscription } from './commands/subscription.js';
+import { registerTemplate } from './commands/template.js';
 import { registerUsage } from './commands/usage.js';
+import { registerWallet } from './commands/wallet.js';
+import { registerWebhook } from './commands/webhook.js';
 import { integerIn } from './parse-options.js';
 
 function parseBaseUrl(value: string): string {
@@ -50,8 +59,17 @@ Environment: HERALD_API_KEY, HERALD_BASE_URL, HERALD_ADMIN_TOKEN, HERALD_MAX_RET
 
   const contextOf: ContextOf = (command, options) => contextFor(command, io, options);
   registerAuth(program, contextOf);
-  registerProtocol(program, contextOf);
+  registerNotify(program, contextOf);
+  registerSchedule(program, contextOf);
+  registerBroadcast(program, contextOf);
+  registerTemplate(program, contextOf);
+  registerSubscription(program, contextOf);
+  registerWebhook(program, contextOf);
+  registerWallet(program, contextOf);
+  registerSandbox(program, contextOf);
+  registerReports(program, contextOf);
   registerUsage(program, contextOf);
+  registerProtocol(program, contextOf);
   registerRequests(program, contextOf);
   registerDoctor(program, contextOf);
   registerAdmin(program, contextOf);

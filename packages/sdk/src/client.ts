@@ -1,10 +1,22 @@
 import { RequestCore, type FetchLike } from './request.js';
 import { Account } from './resources/account.js';
+import { AdminIdentities } from './resources/admin-identities.js';
 import { AdminKeys } from './resources/admin-keys.js';
 import { AdminProtocols } from './resources/admin-protocols.js';
+import { Broadcasts } from './resources/broadcasts.js';
 import { HealthResource } from './resources/health.js';
+import { Identities } from './resources/identities.js';
+import { Notifications } from './resources/notifications.js';
+import { Receipts } from './resources/receipts.js';
+import { Reporting } from './resources/reporting.js';
+import { Sandbox } from './resources/sandbox.js';
+import { Schedules } from './resources/schedules.js';
+import { Subscriptions } from './resources/subscriptions.js';
+import { Templates } from './resources/templates.js';
+import { Wallets } from './resources/wallets.js';
+import { Webhooks } from './resources/webhook-endpoints.js';
 
-export { HeraldApiError, HeraldError, HeraldNetworkError, type NetworkErrorKind } from './errors.js';
+export { HeraldApiError, HeraldError, HeraldNetworkError, HeraldWaitTimeoutError, type NetworkErrorKind } from './errors.js';
 export { DEFAULT_BASE_URL, type FetchLike, type RequestOptions } from './request.js';
 export { SDK_VERSION } from './version.js';
 export type { ListRequestsParams, Protocol, RequestLogEntry, RequestLogPage, Tier, Usage } from './resources/account.js';
@@ -18,6 +30,75 @@ export type {
   UpdateProtocolParams,
 } from './resources/admin-protocols.js';
 export type { ApiKey, ApiKeyList, CreatedApiKey, KeyEnvironment } from './resources/admin-keys.js';
+export type { ImportedIdentity, ImportIdentityParams } from './resources/admin-identities.js';
+export { FINAL_STATUSES } from './resources/notifications.js';
+export type {
+  BulkResult,
+  BulkSubmission,
+  Category,
+  Channel,
+  Environment,
+  ListNotificationsParams,
+  Notification,
+  NotificationAttempt,
+  NotificationList,
+  NotificationListItem,
+  NotificationParams,
+  NotificationStatus,
+  Preview,
+  PreviewParams,
+  Priority,
+  ReceiptStatus,
+  Submission,
+  SubmissionStatus,
+  WaitForDeliveryOptions,
+} from './resources/notifications.js';
+export type { CapturedMessage, CapturedMessageList, ListCapturedMessagesParams } from './resources/sandbox.js';
+export type { WalletStatus } from './resources/wallets.js';
+export type {
+  Challenge,
+  ChallengePurpose,
+  ChannelState,
+  DeleteIdentityParams,
+  RegisteredIdentity,
+  RegisterIdentityParams,
+  VerifiedContact,
+  VerifyContactParams,
+} from './resources/identities.js';
+export type { SubscribeParams, Subscription } from './resources/subscriptions.js';
+export type {
+  CreatedWebhook,
+  CreateWebhookParams,
+  EventType,
+  UpdateWebhookParams,
+  Webhook,
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
+  WebhookDeliveryList,
+  WebhookEvent,
+} from './resources/webhook-endpoints.js';
+export type {
+  CreatedSchedule,
+  CronScheduleParams,
+  OneTimeScheduleParams,
+  Schedule,
+  ScheduledNotification,
+  ScheduleList,
+  ScheduleListItem,
+  ScheduleRun,
+  ScheduleStatus,
+} from './resources/schedules.js';
+export type {
+  CreateTemplateParams,
+  ServiceFooter,
+  Template,
+  TemplateList,
+  TemplateListItem,
+  TemplateVersion,
+  UpdateTemplateParams,
+} from './resources/templates.js';
+export type { Broadcast, BroadcastAccepted, BroadcastParams } from './resources/broadcasts.js';
+export type { Analytics, AnalyticsPeriod, Audience, Engagement, EngagementParams } from './resources/reporting.js';
 
 /** Settings shared by Herald and HeraldAdmin. */
 export interface ClientOptions {
@@ -35,8 +116,8 @@ export interface ClientOptions {
 
 export interface HeraldOptions extends ClientOptions {
   /**
-   * `hrld_live_…` or `hrld_test_…`. Only `health` works without one: every /v1 call answers
-   * 401 `INVALID_API_KEY`.
+   * `hrld_live_…` or `hrld_test_…`. Only `health` and `identities` work without one: every
+   * other /v1 call answers 401 `INVALID_API_KEY`.
    */
   apiKey?: string;
 }
@@ -58,11 +139,44 @@ export class Herald {
   readonly account: Account;
   /** Gateway liveness and channel providers. */
   readonly health: HealthResource;
+  /** Send one or many, read status records, preview, wait for delivery. */
+  readonly notifications: Notifications;
+  /** On-chain receipts (proofs of delivery) of notifications sent with `receipt: true`. */
+  readonly receipts: Receipts;
+  /** Messages the capture provider kept (sandbox keys). */
+  readonly sandbox: Sandbox;
+  /** Whether a wallet is registered, and its verified channels. */
+  readonly wallets: Wallets;
+  /** Wallet self-registration: public, needs no API key. */
+  readonly identities: Identities;
+  /** Which wallets follow the protocol, on which channels. */
+  readonly subscriptions: Subscriptions;
+  /** Endpoints that receive signed events, their delivery log and replay. */
+  readonly webhooks: Webhooks;
+  /** One-time and cron sends. */
+  readonly schedules: Schedules;
+  /** Versioned email templates (Growth tier and above). */
+  readonly templates: Templates;
+  /** One message to every subscriber (Growth tier and above). */
+  readonly broadcasts: Broadcasts;
+  /** Analytics, engagement and audience reports. */
+  readonly reporting: Reporting;
 
   constructor(options: HeraldOptions = {}) {
     const core = new RequestCore({ ...options, token: options.apiKey });
     this.account = new Account(core);
     this.health = new HealthResource(core);
+    this.notifications = new Notifications(core);
+    this.receipts = new Receipts(core);
+    this.sandbox = new Sandbox(core);
+    this.wallets = new Wallets(core);
+    this.identities = new Identities(core);
+    this.subscriptions = new Subscriptions(core);
+    this.webhooks = new Webhooks(core);
+    this.schedules = new Schedules(core);
+    this.templates = new Templates(core);
+    this.broadcasts = new Broadcasts(core);
+    this.reporting = new Reporting(core);
   }
 }
 
@@ -79,13 +193,18 @@ export class HeraldAdmin {
   readonly protocols: AdminProtocols;
   /** API keys of a protocol: list, issue, revoke. */
   readonly keys: AdminKeys;
+  /** Import wallet identities verified elsewhere. */
+  readonly identities: AdminIdentities;
 
   constructor(options: HeraldAdminOptions) {
     const core = new RequestCore({ ...options, token: options.adminToken });
     this.protocols = new AdminProtocols(core);
     this.keys = new AdminKeys(core);
+    this.identities = new AdminIdentities(core);
   }
 }
 
 // The package's public surface: the entry point also offers the webhook signature helpers.
 export { SIGNATURE_HEADER, signWebhookPayload, verifyWebhookSignature, type VerifyOptions } from './webhooks.js';
+// Receipts slot: the standalone receipt verifier (src/receipts.ts), beside `herald.receipts.get`.
+export { verifyReceipt, type Groth16Verifier, type Receipt, type ReceiptVerification, type VerifyReceiptOptions } from './receipts.js';

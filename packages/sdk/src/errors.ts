@@ -1,3 +1,5 @@
+import type { Notification } from './resources/notifications.js';
+
 /** Base class of every error the SDK throws, so callers can catch them all at once. */
 export class HeraldError extends Error {
   override name = 'HeraldError';
@@ -44,6 +46,26 @@ export class HeraldNetworkError extends HeraldError {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+}
+
+/**
+ * `waitForDelivery` gave up: the notification had not reached a final status (delivered, bounced,
+ * failed, opted_out) within `timeoutMs`. It may still get there; poll `notifications.get` later.
+ */
+export class HeraldWaitTimeoutError extends HeraldError {
+  override name = 'HeraldWaitTimeoutError';
+  /** The status last seen, e.g. `queued` or `sending`. */
+  readonly lastStatus: string;
+
+  constructor(
+    readonly notificationId: string,
+    readonly timeoutMs: number,
+    /** The record as last read. */
+    readonly notification: Notification,
+  ) {
+    super(`Notification ${notificationId} was still ${notification.status} after ${timeoutMs} ms`);
+    this.lastStatus = notification.status;
   }
 }
 

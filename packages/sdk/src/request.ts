@@ -26,6 +26,8 @@ export interface CoreOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Source of jitter in [0, 1). */
   random?: () => number;
+  /** The clock, in milliseconds since the epoch, for deadlines such as waitForDelivery's. */
+  now?: () => number;
 }
 
 /** Per-call overrides; every resource method accepts these as its last argument. */
@@ -45,6 +47,10 @@ export interface ApiCall {
   path: string;
   query?: Record<string, QueryValue>;
   body?: unknown;
+  /** Repeating the call is harmless (its body carries idempotency keys), so it may be retried like a GET. */
+  retrySafe?: boolean;
+  /** A public route: no Authorization header, so the API key is not sent where it is not needed. */
+  anonymous?: boolean;
 }
 
 type Answer = { ok: true; value: unknown } | { ok: false; error: HeraldApiError; retryAfterMs: number | undefined };
@@ -100,6 +106,8 @@ export class RequestCore {
   private readonly userAgent: string;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly random: () => number;
+  /** The injected clock (Date.now by default). */
+  readonly now: () => number;
 
   constructor(options: CoreOptions = {}) {
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
@@ -110,6 +118,12 @@ export class RequestCore {
     this.userAgent = options.userAgent ?? `herald-sdk-js/${SDK_VERSION}`;
     this.sleep = options.sleep ?? defaultSleep;
     this.random = options.random ?? Math.random;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Waits `ms` with the injected sleep; an aborted signal rejects with its reason. */
+  wait(ms: number, signal?: AbortSignal): Promise<void> {
+    return this.sleep(ms, signal);
   }
 
   /** Sends one API call, retrying as the retry policy allows; resolves with the parsed JSON body. */
@@ -135,7 +149,8 @@ export class RequestCore {
         error = thrown;
         outcome = { network: thrown.kind };
       }
-      if (retry >= maxRetries || !isRetryable(outcome, call.method, Boolean(options.idempotencyKey))) throw error;
+      const repeatable = Boolean(options.idempotencyKey) || Boolean(call.retrySafe);
+      if (retry >= maxRetries || !isRetryable(outcome, call.method, repeatable)) throw error;
       const delay = retryDelay(retry, retryAfterMs, this.random);
       if (delay === undefined) throw error;
       await this.sleep(delay, options.signal);
@@ -153,7 +168,7 @@ export class RequestCore {
 
   private headersFor(call: ApiCall, options: RequestOptions): Record<string, string> {
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent };
-    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    if (this.token && !call.anonymous) headers.authorization = `Bearer ${this.token}`;
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
     return headers;

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { Context } from '../context.js';
+import { registerAdminIdentities } from './admin-identities.js';
 import { registerAdminKeys } from './admin-keys.js';
 import { registerAdminProtocols } from './admin-protocols.js';
 
@@ -14,6 +15,7 @@ export function registerAdmin(program: Command, contextOf: ContextOf): void {
     .addOption(new Option('--admin-token <token>', 'the gateway admin token').env('HERALD_ADMIN_TOKEN'));
   registerAdminProtocols(admin, contextOf);
   registerAdminKeys(admin, contextOf);
+  registerAdminIdentities(admin, contextOf);
 }
 
 /** The admin client for a command below `herald admin`. */

@@ -1,0 +1,75 @@
+import { HeraldWaitTimeoutError, type Herald, type Notification, type Submission } from '@herald/sdk';
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { readStdinObject } from '../json-input.js';
+import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
+import { parseDuration } from '../parse-options.js';
+import type { ContextOf } from './admin.js';
+import { showNotification, showSubmission } from './notification-views.js';
+
+interface SendFlags extends MessageFlags {
+  idempotencyKey?: string;
+  fromStdin?: boolean;
+  wait?: boolean;
+  waitTimeout?: number;
+}
+
+const DEFAULT_WAIT_MS = 60_000;
+const POLL_MS = 500;
+
+async function notificationFrom(context: Context, flags: SendFlags) {
+  const base = flags.fromStdin ? await readStdinObject(context.io.stdin, ' (for an array, use `herald notify batch --from-stdin`)') : {};
+  const key = flags.idempotencyKey !== undefined ? { idempotencyKey: flags.idempotencyKey } : {};
+  return requireValidNotification({ ...base, ...messageFrom(flags), ...key });
+}
+
+/** Prints what the wait ended with; anything but delivered is a failure (exit 1). */
+function reportWait(context: Context, submission: Submission, notification: Notification): void {
+  const { out } = context;
+  out.result({ submission, notification }, () => {
+    if (notification.status === 'delivered') out.line(out.style.green(`Delivered notification ${notification.notification_id} by ${notification.delivery_channel}`));
+    showNotification(out, notification);
+  });
+  if (notification.status !== 'delivered') {
+    const reason = notification.error ? `: ${notification.error}` : '';
+    throw new CliError(EXIT.error, 'NOT_DELIVERED', `Notification ${notification.notification_id} ${notification.status.replace('_', ' ')}${reason}`);
+  }
+}
+
+async function waitAndReport(context: Context, herald: Herald, submission: Submission, timeoutMs: number): Promise<void> {
+  const id = submission.notificationId;
+  context.out.note(context.out.style.dim(`Queued ${id} (${submission.status}); waiting up to ${timeoutMs / 1000} s for delivery…`));
+  try {
+    reportWait(context, submission, await herald.notifications.waitForDelivery(id, { timeoutMs, intervalMs: POLL_MS }));
+  } catch (error) {
+    if (!(error instanceof HeraldWaitTimeoutError)) throw error;
+    context.out.result({ submission, notification: error.notification }, () => showNotification(context.out, error.notification));
+    throw new CliError(EXIT.error, 'WAIT_TIMEOUT', `${error.message}; check later with \`herald notify status ${id}\``);
+  }
+}
+
+/** `herald notify send`: one notification from flags (or stdin), optionally waiting for its outcome. */
+export function registerNotifySend(notify: Command, contextOf: ContextOf): void {
+  const send = notify.command('send').description('send one notification; with --wait, block until it is delivered, bounced or failed');
+  addMessageOptions(send)
+    .option('--idempotency-key <key>', 'the same key and payload within 24 h answer duplicate with the first id (also makes retries safe)')
+    .option('--from-stdin', 'read the notification as a JSON object from standard input; flags override its fields')
+    .option('--wait', 'wait for the outcome: exit 0 when delivered, 1 when bounced, failed or opted out')
+    .option('--wait-timeout <duration>', 'how long --wait waits, e.g. 30s or 2m (default 60s); exit 1 when it runs out', parseDuration)
+    .addHelpText(
+      'after',
+      `
+Without --wait the exit code is 0 once the gateway accepted the request, whatever the status
+(queued, duplicate, opted_out, failed). With --wait and --json, stdout is {submission, notification}.`,
+    )
+    .action(async (flags: SendFlags, command: Command) => {
+      if (flags.waitTimeout !== undefined && !flags.wait) throw usageError('--wait-timeout needs --wait');
+      const context = contextOf(command);
+      const params = await notificationFrom(context, flags);
+      const herald = context.herald();
+      const submission = await herald.notifications.send(params);
+      if (flags.wait) return waitAndReport(context, herald, submission, flags.waitTimeout ?? DEFAULT_WAIT_MS);
+      context.out.result(submission, () => showSubmission(context.out, submission));
+    });
+}

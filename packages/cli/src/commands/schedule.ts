@@ -1,0 +1,130 @@
+import type { CreatedSchedule, CronScheduleParams, OneTimeScheduleParams, Schedule } from '@herald/sdk';
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import { usageError } from '../exit-codes.js';
+import { readStdinObject } from '../json-input.js';
+import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
+import { integerIn } from '../parse-options.js';
+import type { Output } from '../output.js';
+import type { ContextOf } from './admin.js';
+
+interface ScheduleFlags extends MessageFlags {
+  timezone?: string;
+  fromStdin?: boolean;
+}
+
+/**
+ * A schedule's body: stdin's JSON object (with --from-stdin) overridden by flags. The message is
+ * checked locally like a send; `field` (scheduledFor or cronExpr) comes from its flag or stdin.
+ */
+async function scheduleBody(context: Context, flags: ScheduleFlags, field: 'scheduledFor' | 'cronExpr', flagValue: string | undefined, flagName: string) {
+  const { timezone, fromStdin, ...message } = flags;
+  const { scheduledFor, cronExpr, timezone: stdinZone, ...notification } = fromStdin ? await readStdinObject(context.io.stdin) : {};
+  if (notification.idempotencyKey !== undefined) throw usageError('A schedule takes no idempotencyKey: each run gets its own');
+  const checked = requireValidNotification({ ...notification, ...messageFrom(message) });
+  const when = flagValue ?? (field === 'scheduledFor' ? scheduledFor : cronExpr);
+  if (typeof when !== 'string') throw usageError(`${field} is required (${flagName})`);
+  const zone = timezone ?? stdinZone;
+  return { ...checked, ...(zone !== undefined ? { timezone: zone } : {}), [field]: when };
+}
+
+function showCreated(out: Output, created: CreatedSchedule): void {
+  out.line(out.style.green(`Scheduled ${created.id}`));
+  out.fields([
+    ['status', created.status],
+    ['next run', created.nextRunAt],
+  ]);
+}
+
+function showSchedule(out: Output, schedule: Schedule): void {
+  out.fields([
+    ['id', schedule.id],
+    ['kind', schedule.kind === 'cron' ? `cron ${schedule.cronExpr}` : `once at ${schedule.scheduledFor}`],
+    ['timezone', schedule.timezone],
+    ['status', schedule.status],
+    ['next run', schedule.nextRunAt ?? '-'],
+    ['last run', schedule.lastRunAt ?? '-'],
+    ['wallet', schedule.wallet],
+    ['subject', schedule.subject],
+    ['runs', String(schedule.runCount)],
+    ...(schedule.failureReason ? [['failure', schedule.failureReason] as [string, string]] : []),
+  ]);
+  if (schedule.runs.length > 0) {
+    out.line();
+    out.table(
+      ['OCCURRENCE', 'OUTCOME', 'NOTIFICATION', 'ERROR'],
+      schedule.runs.map((r) => [r.occurrence, r.outcome, r.notificationId ?? '-', r.error ?? '']),
+    );
+  }
+}
+
+function addScheduleOptions(command: Command): Command {
+  return addMessageOptions(command)
+    .option('--timezone <zone>', 'IANA time zone the wall clock is read in, e.g. America/New_York (default UTC)')
+    .option('--from-stdin', 'read the notification as a JSON object from standard input; flags override its fields');
+}
+
+/** `herald schedule once | cron | list | get | cancel`. */
+export function registerSchedule(program: Command, contextOf: ContextOf): void {
+  const schedule = program.command('schedule').description('one-time and recurring sends');
+
+  addScheduleOptions(schedule.command('once').description('send one notification at a date and time'))
+    .option('--at <datetime>', 'when: an ISO 8601 date-time read on the wall clock of --timezone, e.g. 2026-06-01T09:00')
+    .action(async (flags: ScheduleFlags & { at?: string }, command: Command) => {
+      const context = contextOf(command);
+      const { at, ...rest } = flags;
+      const params = await scheduleBody(context, rest, 'scheduledFor', at, '--at');
+      const created = await context.herald().schedules.once(params as OneTimeScheduleParams);
+      context.out.result(created, () => showCreated(context.out, created));
+    });
+
+  addScheduleOptions(schedule.command('cron').description('send a notification at every occurrence of a cron expression'))
+    .option('--cron <expression>', 'five fields: minute hour day-of-month month day-of-week, e.g. "0 9 * * MON-FRI"')
+    .action(async (flags: ScheduleFlags & { cron?: string }, command: Command) => {
+      const context = contextOf(command);
+      const { cron, ...rest } = flags;
+      const params = await scheduleBody(context, rest, 'cronExpr', cron, '--cron');
+      const created = await context.herald().schedules.cron(params as CronScheduleParams);
+      context.out.result(created, () => showCreated(context.out, created));
+    });
+
+  schedule
+    .command('list')
+    .description("your protocol's schedules, newest first")
+    .option('--page <n>', 'page, from 1', integerIn(1, 1_000_000))
+    .option('--limit <n>', 'schedules per page, 1-100 (default 20)', integerIn(1, 100))
+    .action(async (flags: { page?: number; limit?: number }, command: Command) => {
+      const context = contextOf(command);
+      const list = await context.herald().schedules.list(flags);
+      const { out } = context;
+      out.result(list, () => {
+        out.table(
+          ['ID', 'STATUS', 'NEXT RUN', 'WALLET', 'SUBJECT'],
+          list.items.map((s) => [s.id, s.status, s.nextRunAt ?? '-', s.wallet, s.subject]),
+        );
+        out.line(out.style.dim(`${list.items.length} shown of ${list.total}`));
+      });
+    });
+
+  schedule
+    .command('get')
+    .description('one schedule with its most recent runs')
+    .argument('<id>', 'schedule id (sched_…)')
+    .action(async (id: string, _flags: unknown, command: Command) => {
+      const context = contextOf(command);
+      const record = await context.herald().schedules.get(id);
+      context.out.result(record, () => showSchedule(context.out, record));
+    });
+
+  schedule
+    .command('cancel')
+    .description('cancel a schedule: it never fires again')
+    .argument('<id>', 'schedule id (sched_…)')
+    .action(async (id: string, _flags: unknown, command: Command) => {
+      const context = contextOf(command);
+      const result = await context.herald().schedules.cancel(id);
+      context.out.result(result, () =>
+        context.out.line(result.cancelled ? context.out.style.green(`Cancelled ${id}`) : `${id} had already ended or been cancelled`),
+      );
+    });
+}

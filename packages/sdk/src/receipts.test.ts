@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { before, describe, it } from 'node:test';
+import bs58 from 'bs58';
+import { base58Decode, poseidon2, ulidValue, verifyReceipt, type Groth16Verifier, type Receipt } from './receipts.js';
+
+const P = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+
+describe('receipt primitives', () => {
+  let reference: (inputs: bigint[]) => bigint;
+  before(async () => {
+    // circomlibjs is the implementation the circuit's constants come from.
+    const { buildPoseidon } = (await import('circomlibjs' as string)) as { buildPoseidon(): Promise<any> };
+    const poseidon = await buildPoseidon();
+    reference = (inputs) => poseidon.F.toObject(poseidon(inputs));
+  });
+
+  it('computes Poseidon(2) exactly as circomlib', () => {
+    const cases: [bigint, bigint][] = [
+      [0n, 0n],
+      [1n, 2n],
+      [P - 1n, P - 2n],
+      ...Array.from({ length: 5 }, () => [BigInt('0x' + randomBytes(31).toString('hex')), BigInt('0x' + randomBytes(31).toString('hex'))] as [bigint, bigint]),
+    ];
+    for (const [a, b] of cases) assert.equal(poseidon2(a, b), reference([a, b]), `${a}, ${b}`);
+    // The published test vector of circomlib's Poseidon([1, 2]).
+    assert.equal(poseidon2(1n, 2n), 7853200120776062878684798364095072458815029376092732009249414926327459813530n);
+  });
+
+  it('decodes base58 like bs58 and refuses other characters', () => {
+    for (const bytes of [new Uint8Array(32), new Uint8Array([0, 0, 1, 2]), randomBytes(32), randomBytes(64)]) {
+      assert.deepEqual(base58Decode(bs58.encode(bytes)), Uint8Array.from(bytes));
+    }
+    assert.deepEqual(base58Decode(''), new Uint8Array());
+    assert.equal(base58Decode('0OIl'), undefined);
+  });
+
+  it('reads a notification id as its 128-bit integer', () => {
+    assert.equal(ulidValue('0000000000000000000000000Z'), 31n);
+    assert.equal(ulidValue('7ZZZZZZZZZZZZZZZZZZZZZZZZZ'), 2n ** 128n - 1n);
+    assert.equal(ulidValue('8ZZZZZZZZZZZZZZZZZZZZZZZZZ'), undefined);
+    assert.equal(ulidValue(42), undefined);
+  });
+});
+
+/** A receipt whose tree is built here; the proof is a placeholder judged by an injected verifier. */
+function handmadeReceipt(): Receipt {
+  const key = Uint8Array.from({ length: 32 }, (_, i) => 200 - i);
+  const hex = Buffer.from(key).toString('hex');
+  const id = '01J9ZQ3XK8V7N2M4P6R8T0W2Y4';
+  const commitment = 123456789n;
+  const leafIndex = 5;
+  const path = Array.from({ length: 10 }, (_, d) => BigInt(d * 1000 + 7));
+  let node = commitment;
+  path.forEach((sibling, d) => {
+    node = (leafIndex >> d) & 1 ? poseidon2(sibling, node) : poseidon2(node, sibling);
+  });
+  const h = (v: bigint) => '0x' + v.toString(16).padStart(64, '0');
+  return {
+    notificationId: id,
+    wallet: bs58.encode(key),
+    status: 'confirmed',
+    commitment: h(commitment),
+    root: h(node),
+    leafIndex,
+    merklePath: path.map(h),
+    proof: { pi_a: ['1', '2', '1'], pi_b: [['1', '2'], ['3', '4'], ['1', '0']], pi_c: ['1', '2', '1'], protocol: 'groth16', curve: 'bn128' },
+    publicSignals: [node.toString(), ulidValue(id)!.toString(), BigInt('0x' + hex.slice(0, 32)).toString(), BigInt('0x' + hex.slice(32)).toString()],
+    tx: '5'.repeat(64),
+    cluster: 'litesvm',
+    signer: bs58.encode(new Uint8Array(32).fill(9)),
+    batchId: 'rbat_01J9ZQ3XK8V7N2M4P6R8T0W2Y4',
+    memo: `herald:receipt:v1:rbat_01J9ZQ3XK8V7N2M4P6R8T0W2Y4:${h(node)}`,
+    confirmedAt: '2026-01-01T00:00:00.000Z',
+    verificationKey: { protocol: 'groth16' },
+  };
+}
+
+const accepting: Groth16Verifier = { verify: async () => true };
+const rejecting: Groth16Verifier = { verify: async () => false };
+const throwing: Groth16Verifier = { verify: async () => Promise.reject(new Error('malformed point')) };
+
+describe('verifyReceipt (checks besides the pairing)', () => {
+  it('passes a consistent receipt offline and says the chain was not consulted', async () => {
+    const result = await verifyReceipt(handmadeReceipt(), { groth16: accepting });
+    assert.deepEqual(result, { valid: true, checks: { proof: true, publicSignals: true, merklePath: true, onChain: null }, errors: [] });
+  });
+
+  it('hands the pinned verification key, the public signals and the proof to the verifier', async () => {
+    const receipt = handmadeReceipt();
+    const pinned = { protocol: 'groth16', pinned: true };
+    let seen: unknown[] = [];
+    await verifyReceipt(receipt, { groth16: { verify: async (...args) => ((seen = args), true) }, verificationKey: pinned });
+    assert.deepEqual(seen, [pinned, receipt.publicSignals, receipt.proof]);
+  });
+
+  it('fails when the proof does not verify or the verifier throws', async () => {
+    for (const groth16 of [rejecting, throwing]) {
+      const result = await verifyReceipt(handmadeReceipt(), { groth16 });
+      assert.equal(result.valid, false);
+      assert.equal(result.checks.proof, false);
+      assert.match(result.errors.join(), /Groth16 proof/);
+    }
+  });
+
+  it('fails a receipt claiming another wallet or notification', async () => {
+    const wallet = { ...handmadeReceipt(), wallet: bs58.encode(new Uint8Array(32).fill(1)) };
+    const id = { ...handmadeReceipt(), notificationId: '01J9ZQ3XK8V7N2M4P6R8T0W2Y5' };
+    const garbage = { ...handmadeReceipt(), wallet: 'not-base58-0OIl' };
+    for (const receipt of [wallet, id, garbage]) {
+      const result = await verifyReceipt(receipt, { groth16: accepting });
+      assert.equal(result.valid, false);
+      assert.equal(result.checks.publicSignals, false);
+    }
+  });
+
+  it('fails a tampered path, index, commitment or root', async () => {
+    const base = handmadeReceipt();
+    const sibling = [...base.merklePath];
+    sibling[3] = '0x' + '1'.padStart(64, '0');
+    const tampered: Receipt[] = [
+      { ...base, merklePath: sibling },
+      { ...base, merklePath: base.merklePath.slice(1) },
+      { ...base, leafIndex: 4 },
+      { ...base, leafIndex: 1024 },
+      { ...base, commitment: '0x' + '2'.padStart(64, '0') },
+      { ...base, merklePath: [...base.merklePath.slice(0, 9), '0x' + 'f'.repeat(64)] },
+    ];
+    for (const receipt of tampered) {
+      const result = await verifyReceipt(receipt, { groth16: accepting });
+      assert.equal(result.checks.merklePath, false, JSON.stringify(receipt.merklePath));
+      assert.equal(result.valid, false);
+    }
+    const root = await verifyReceipt({ ...base, root: '0x' + '3'.padStart(64, '0') }, { groth16: accepting });
+    assert.equal(root.checks.merklePath, false);
+    assert.equal(root.checks.publicSignals, false);
+  });
+
+  it('never throws on a malformed receipt', async () => {
+    const broken = { ...handmadeReceipt(), publicSignals: 'x', merklePath: null, proof: null } as unknown as Receipt;
+    const result = await verifyReceipt(broken, { groth16: accepting });
+    assert.deepEqual(result.checks, { proof: false, publicSignals: false, merklePath: false, onChain: null });
+  });
+});

@@ -1,0 +1,297 @@
+/**
+ * Verifying Herald's on-chain delivery receipts (GET /v1/notifications/:id/receipt) without
+ * trusting Herald. Standalone: Poseidon, base58 and the JSON-RPC call are written here; only the
+ * Groth16 pairing check needs a library. Pass one as `groth16` (any object with snarkjs's
+ * `verify(verificationKey, publicSignals, proof)`), or install `snarkjs` and it is imported on
+ * first use.
+ */
+
+/** A receipt as the gateway answers it. */
+export interface Receipt {
+  notificationId: string;
+  wallet: string;
+  status: 'confirmed';
+  /** The notification's leaf, 0x + 64 hex digits. */
+  commitment: string;
+  /** The batch's Merkle root, as written in the memo. */
+  root: string;
+  leafIndex: number;
+  /** Sibling hashes from the leaf up to the root. */
+  merklePath: string[];
+  proof: { pi_a: string[]; pi_b: string[][]; pi_c: string[]; protocol: string; curve: string };
+  /** [root, notification id, wallet high 128 bits, wallet low 128 bits] as decimal strings. */
+  publicSignals: string[];
+  /** Signature of the memo transaction. */
+  tx: string;
+  cluster: string;
+  /** The gateway address that signed the memo transaction. */
+  signer: string;
+  batchId: string;
+  memo: string;
+  confirmedAt: string;
+  verificationKey: Record<string, unknown>;
+}
+
+export interface Groth16Verifier {
+  verify(verificationKey: object, publicSignals: string[], proof: object): Promise<boolean>;
+}
+
+export interface VerifyReceiptOptions {
+  /** A Solana JSON-RPC endpoint of `receipt.cluster`: also check that the transaction carries the root. */
+  rpcUrl?: string;
+  /** The Groth16 verifier; by default `snarkjs.groth16`, imported on first use. */
+  groth16?: Groth16Verifier;
+  /**
+   * The verification key the operator publishes. Without it the receipt's own key is used, which
+   * proves consistency, not that the proof came from the operator's published circuit setup.
+   */
+  verificationKey?: object;
+  /** The operator's signing address; without it the receipt's `signer` is checked against the transaction. */
+  signer?: string;
+  fetch?: typeof fetch;
+}
+
+export interface ReceiptVerification {
+  /** True only when every check that ran passed. */
+  valid: boolean;
+  checks: {
+    /** The Groth16 proof verifies against the verification key and the public signals. */
+    proof: boolean;
+    /** The public signals are the receipt's root, notification id and wallet. */
+    publicSignals: boolean;
+    /** The commitment and path lead to the root. */
+    merklePath: boolean;
+    /** The transaction succeeded, was signed by the signer and its memo holds the root; null when offline. */
+    onChain: boolean | null;
+  };
+  /** Why each failed check failed. */
+  errors: string[];
+}
+
+/** The BN254 scalar field of the circuit. */
+const P = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+const TREE_DEPTH = 10;
+const MEMO_PROGRAMS = new Set(['MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr', 'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo']);
+
+/**
+ * Checks a receipt: the Groth16 proof, that its public signals are this receipt's root,
+ * notification id and wallet, the Merkle path from the commitment to the root, and, given
+ * `rpcUrl`, that the memo transaction landed, was signed by the receipt's signer and names the
+ * root. Never throws for a bad receipt (the answer says what failed); throws only when no Groth16
+ * verifier is available.
+ */
+export async function verifyReceipt(receipt: Receipt, options: VerifyReceiptOptions = {}): Promise<ReceiptVerification> {
+  const errors: string[] = [];
+  const check = (ok: boolean, why: string) => {
+    if (!ok) errors.push(why);
+    return ok;
+  };
+  const publicSignals = check(signalsMatch(receipt), "the public signals are not this receipt's root, notification id and wallet");
+  const merklePath = check(pathLeadsToRoot(receipt), 'the Merkle path does not lead from the commitment to the root');
+  const proof = check(await proofVerifies(receipt, options), 'the Groth16 proof does not verify');
+  let onChain: boolean | null = null;
+  if (options.rpcUrl) {
+    const problem = await memoProblem(receipt, options);
+    onChain = check(problem === null, problem ?? '');
+  }
+  return { valid: errors.length === 0, checks: { proof, publicSignals, merklePath, onChain }, errors };
+}
+
+function field(value: unknown): bigint | undefined {
+  if (typeof value !== 'string' || !/^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/.test(value)) return undefined;
+  const parsed = BigInt(value);
+  return parsed < P ? parsed : undefined;
+}
+
+function signalsMatch(r: Receipt): boolean {
+  if (!Array.isArray(r.publicSignals) || r.publicSignals.length !== 4) return false;
+  const signals = r.publicSignals.map(field);
+  const limbs = walletLimbs(r.wallet);
+  const id = ulidValue(r.notificationId);
+  if (signals.some((s) => s === undefined) || !limbs || id === undefined) return false;
+  return signals[0] === field(r.root) && signals[1] === id && signals[2] === limbs[0] && signals[3] === limbs[1];
+}
+
+function pathLeadsToRoot(r: Receipt): boolean {
+  const root = field(r.root);
+  const leaf = field(r.commitment);
+  const path = Array.isArray(r.merklePath) ? r.merklePath.map(field) : [];
+  const index = r.leafIndex;
+  if (root === undefined || leaf === undefined || path.length !== TREE_DEPTH || path.some((p) => p === undefined)) return false;
+  if (!Number.isInteger(index) || index < 0 || index >= 2 ** TREE_DEPTH) return false;
+  let node = leaf;
+  path.forEach((sibling, d) => {
+    node = (index >> d) & 1 ? poseidon2(sibling!, node) : poseidon2(node, sibling!);
+  });
+  return node === root;
+}
+
+async function proofVerifies(r: Receipt, options: VerifyReceiptOptions): Promise<boolean> {
+  const key = options.verificationKey ?? r.verificationKey;
+  if (!key || typeof key !== 'object' || !r.proof || typeof r.proof !== 'object' || !Array.isArray(r.publicSignals)) return false;
+  if (options.groth16) return options.groth16.verify(key, r.publicSignals, r.proof).catch(() => false);
+  return withSnarkjs((groth16) => groth16.verify(key, r.publicSignals, r.proof).catch(() => false));
+}
+
+// snarkjs keeps a pool of worker threads (which keep a process alive) once it has verified
+// anything: when the SDK loaded it, the pool is ended whenever no verification is running.
+let snarkjs: Promise<{ groth16: Groth16Verifier; curves: { getCurveFromName(name: string): Promise<{ terminate(): Promise<void> }> } }> | undefined;
+let running = 0;
+
+async function withSnarkjs(run: (groth16: Groth16Verifier) => Promise<boolean>): Promise<boolean> {
+  const specifier = 'snarkjs';
+  snarkjs ??= import(specifier).catch((error: Error) => {
+    snarkjs = undefined;
+    throw new Error(`verifyReceipt needs a Groth16 verifier: install snarkjs (npm install snarkjs) or pass { groth16 } (${error.message})`);
+  });
+  const lib = await snarkjs;
+  running++;
+  try {
+    return await run(lib.groth16);
+  } finally {
+    if (--running === 0) await (await lib.curves.getCurveFromName('bn128')).terminate();
+  }
+}
+
+/** Null when the transaction checks out; otherwise why not. */
+async function memoProblem(r: Receipt, options: VerifyReceiptOptions): Promise<string | null> {
+  let result: any;
+  try {
+    const response = await (options.fetch ?? fetch)(options.rpcUrl!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'getTransaction',
+        params: [r.tx, { encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }],
+      }),
+    });
+    const body = (await response.json()) as { result?: unknown; error?: { message?: string } };
+    if (body.error) return `the RPC node answered an error: ${body.error.message}`;
+    result = body.result;
+  } catch (error) {
+    return `the RPC node could not be asked: ${(error as Error).message}`;
+  }
+  if (!result) return `transaction ${r.tx} was not found on the cluster`;
+  if (result.meta?.err !== null && result.meta?.err !== undefined) return `transaction ${r.tx} failed on chain`;
+  const keys: string[] = result.transaction?.message?.accountKeys ?? [];
+  const signer = options.signer ?? r.signer;
+  if (keys[0] !== signer) return `transaction ${r.tx} was signed by ${keys[0]}, not ${signer}`;
+  const root = field(r.root);
+  const memos: string[] = (result.transaction?.message?.instructions ?? [])
+    .filter((ix: any) => MEMO_PROGRAMS.has(keys[ix.programIdIndex]))
+    .map((ix: any) => new TextDecoder().decode(base58Decode(String(ix.data)) ?? new Uint8Array()));
+  const names = memos.some((memo) => {
+    const match = /^herald:receipt:v1:[^:]+:(0x[0-9a-f]{64})$/.exec(memo);
+    return match !== null && root !== undefined && BigInt(match[1]) === root;
+  });
+  return names ? null : `transaction ${r.tx} has no Herald memo naming root ${r.root}`;
+}
+
+const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+
+/** Bitcoin-alphabet base58 (Solana addresses, signatures, instruction data); undefined when invalid. */
+export function base58Decode(text: string): Uint8Array | undefined {
+  let value = 0n;
+  for (const char of text) {
+    const digit = BASE58.indexOf(char);
+    if (digit < 0) return undefined;
+    value = value * 58n + BigInt(digit);
+  }
+  const bytes: number[] = [];
+  for (; value > 0n; value >>= 8n) bytes.unshift(Number(value & 0xffn));
+  for (let i = 0; i < text.length && text[i] === '1'; i++) bytes.unshift(0);
+  return Uint8Array.from(bytes);
+}
+
+function walletLimbs(wallet: unknown): [bigint, bigint] | undefined {
+  const key = typeof wallet === 'string' ? base58Decode(wallet) : undefined;
+  if (!key || key.length !== 32) return undefined;
+  const hex = Array.from(key, (b) => b.toString(16).padStart(2, '0')).join('');
+  return [BigInt('0x' + hex.slice(0, 32)), BigInt('0x' + hex.slice(32))];
+}
+
+/** A notification id (ULID, Crockford base32) as the 128-bit integer the circuit takes. */
+export function ulidValue(id: unknown): bigint | undefined {
+  const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  if (typeof id !== 'string' || !/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/i.test(id)) return undefined;
+  let value = 0n;
+  for (const char of id.toUpperCase()) value = (value << 5n) | BigInt(alphabet.indexOf(char));
+  return value;
+}
+
+// Poseidon over BN254 with two inputs (t = 3, 8 full and 57 partial rounds, x^5), as circomlib's
+// poseidon.circom. Its round constants and MDS matrix are the reference Grain LFSR output
+// (generate_parameters_grain.sage 1 0 254 3 8 57), regenerated here rather than shipped.
+const mod = (a: bigint) => ((a % P) + P) % P;
+const pow5 = (a: bigint) => {
+  const a2 = (a * a) % P;
+  return (((a2 * a2) % P) * a) % P;
+};
+
+function inverse(a: bigint): bigint {
+  let [t, next, r, rest] = [0n, 1n, P, mod(a)];
+  while (rest !== 0n) {
+    const q = r / rest;
+    [t, next] = [next, t - q * next];
+    [r, rest] = [rest, r - q * rest];
+  }
+  return mod(t);
+}
+
+function grainConstants(t: number, fullRounds: number, partialRounds: number): { C: bigint[]; M: bigint[][] } {
+  const bits: number[] = [];
+  const push = (value: number, width: number) => bits.push(...[...value.toString(2).padStart(width, '0')].map(Number));
+  push(1, 2); // prime field
+  push(0, 4); // x^alpha s-box
+  push(254, 12);
+  push(t, 12);
+  push(fullRounds, 10);
+  push(partialRounds, 10);
+  bits.push(...Array(30).fill(1));
+  let head = 0;
+  const step = () => {
+    const bit = bits[head + 62] ^ bits[head + 51] ^ bits[head + 38] ^ bits[head + 23] ^ bits[head + 13] ^ bits[head];
+    bits.push(bit);
+    head++;
+    return bit;
+  };
+  for (let i = 0; i < 160; i++) step();
+  // Self-shrinking: of each pair of bits, the second is output when the first is 1.
+  const nextBit = () => {
+    for (;;) {
+      const keep = step();
+      const bit = step();
+      if (keep) return bit;
+    }
+  };
+  const number = () => {
+    let value = 0n;
+    for (let i = 0; i < 254; i++) value = (value << 1n) | BigInt(nextBit());
+    return value;
+  };
+  const C: bigint[] = [];
+  while (C.length < (fullRounds + partialRounds) * t) {
+    const candidate = number();
+    if (candidate < P) C.push(candidate);
+  }
+  const xy = Array.from({ length: 2 * t }, () => mod(number()));
+  const M = xy.slice(0, t).map((x) => xy.slice(t).map((y) => inverse(x + y)));
+  return { C, M };
+}
+
+let constants: { C: bigint[]; M: bigint[][] } | undefined;
+
+/** Poseidon(left, right), as circomlib's Poseidon(2). */
+export function poseidon2(left: bigint, right: bigint): bigint {
+  const { C, M } = (constants ??= grainConstants(3, 8, 57));
+  let state = [0n, left, right];
+  for (let round = 0; round < 65; round++) {
+    state = state.map((x, i) => (x + C[round * 3 + i]) % P);
+    if (round < 4 || round >= 61) state = state.map(pow5);
+    else state[0] = pow5(state[0]);
+    state = M.map((row) => (row[0] * state[0] + row[1] * state[1] + row[2] * state[2]) % P);
+  }
+  return state[0];
+}

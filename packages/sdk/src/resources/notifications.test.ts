@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { HeraldApiError, HeraldWaitTimeoutError } from '../errors.js';
+import { RequestCore, type FetchLike } from '../request.js';
+import { Identities } from './identities.js';
+import { Notifications, type Notification, type NotificationStatus } from './notifications.js';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: any;
+}
+
+/** A fetch answering from a script (the last answer repeats), recording every request. */
+function scripted(...answers: [number, unknown][]) {
+  const seen: Seen[] = [];
+  const fetch: FetchLike = async (url, init) => {
+    seen.push({ method: init.method!, url, headers: init.headers as Record<string, string>, body: init.body ? JSON.parse(init.body as string) : undefined });
+    const [status, body] = answers[Math.min(seen.length - 1, answers.length - 1)];
+    return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  };
+  return { seen, fetch };
+}
+
+/** A clock that moves only when the SDK sleeps, so waits take no real time. */
+function fakeTime() {
+  const time = { now: 1_000_000, sleeps: [] as number[] };
+  return {
+    time,
+    options: {
+      now: () => time.now,
+      sleep: async (ms: number) => {
+        time.sleeps.push(ms);
+        time.now += ms;
+      },
+      random: () => 0,
+    },
+  };
+}
+
+const unavailable: [number, unknown] = [503, { statusCode: 503, error: 'Service Unavailable', message: 'down', code: 'SERVICE_UNAVAILABLE' }];
+const submission = { notificationId: '01J0000000000000000000000A', status: 'queued', recipientRegistered: true, estimatedDeliveryMs: 900, deliveryChannel: 'email', environment: 'production' };
+const message = { wallet: '7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV', subject: 'Hi', body: 'Hello', category: 'system' as const };
+const record = (status: NotificationStatus) => ({ notification_id: 'n1', status }) as Notification;
+
+function notifications(fetch: FetchLike, extra: object = {}) {
+  return new Notifications(new RequestCore({ baseUrl: 'http://gateway.test', token: 'hrld_test_key', fetch, ...fakeTime().options, ...extra }));
+}
+
+describe('notifications.send', () => {
+  it('puts the idempotency key in the body and the header, and retries a 503 with both unchanged', async () => {
+    const { seen, fetch } = scripted(unavailable, [202, submission]);
+    const result = await notifications(fetch).send({ ...message, idempotencyKey: 'order-42' });
+    assert.equal(result.notificationId, submission.notificationId);
+    assert.equal(seen.length, 2);
+    for (const request of seen) {
+      assert.equal(request.method, 'POST');
+      assert.equal(request.url, 'http://gateway.test/v1/notify');
+      assert.equal(request.body.idempotencyKey, 'order-42');
+      assert.equal(request.headers['idempotency-key'], 'order-42');
+    }
+    assert.deepEqual(seen[0].body, seen[1].body);
+  });
+
+  it('takes the key from the per-call options too', async () => {
+    const { seen, fetch } = scripted([202, submission]);
+    await notifications(fetch).send(message, { idempotencyKey: 'from-options' });
+    assert.equal(seen[0].body.idempotencyKey, 'from-options');
+    assert.equal(seen[0].headers['idempotency-key'], 'from-options');
+  });
+
+  it('refuses two different keys', () => {
+    const { fetch } = scripted([202, submission]);
+    assert.throws(() => notifications(fetch).send({ ...message, idempotencyKey: 'a' }, { idempotencyKey: 'b' }), TypeError);
+  });
+
+  it('does not retry a 503 without a key: the send may have happened', async () => {
+    const { seen, fetch } = scripted(unavailable, [202, submission]);
+    const error = await notifications(fetch).send(message).catch((e) => e);
+    assert.ok(error instanceof HeraldApiError);
+    assert.equal(error.code, 'SERVICE_UNAVAILABLE');
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].body.idempotencyKey, undefined);
+    assert.equal(seen[0].headers['idempotency-key'], undefined);
+  });
+});
+
+describe('notifications.sendBulk', () => {
+  it('retries a 503 only when every entry carries an idempotency key', async () => {
+    const keyed = scripted(unavailable, [202, { results: [] }]);
+    await notifications(keyed.fetch).sendBulk([0, 1].map((i) => ({ ...message, idempotencyKey: `k-${i}` })));
+    assert.equal(keyed.seen.length, 2);
+    assert.deepEqual(
+      keyed.seen[1].body.notifications.map((n: any) => n.idempotencyKey),
+      ['k-0', 'k-1'],
+    );
+
+    const partly = scripted(unavailable, [202, { results: [] }]);
+    await assert.rejects(notifications(partly.fetch).sendBulk([{ ...message, idempotencyKey: 'k-0' }, message]), HeraldApiError);
+    assert.equal(partly.seen.length, 1);
+  });
+});
+
+describe('notifications.list and get', () => {
+  it('sends the filters as the query and encodes the id', async () => {
+    const { seen, fetch } = scripted([200, { data: [], total: 0, page: 2 }]);
+    const client = notifications(fetch);
+    await client.list({ page: 2, limit: 5, status: 'failed', wallet: message.wallet });
+    assert.equal(seen[0].url, `http://gateway.test/v1/notifications?page=2&limit=5&status=failed&wallet=${message.wallet}`);
+    await client.get('a/b');
+    assert.equal(seen[1].url, 'http://gateway.test/v1/notifications/a%2Fb');
+  });
+});
+
+describe('notifications.waitForDelivery', () => {
+  it('polls every intervalMs until the status is final and resolves with the record', async () => {
+    const { time, options } = fakeTime();
+    const { seen, fetch } = scripted([200, record('queued')], [200, record('sending')], [200, record('delivered')]);
+    const result = await notifications(fetch, options).waitForDelivery('n1', { intervalMs: 250 });
+    assert.equal(result.status, 'delivered');
+    assert.equal(seen.length, 3);
+    assert.deepEqual(time.sleeps, [250, 250]);
+  });
+
+  for (const status of ['bounced', 'failed', 'opted_out'] as const) {
+    it(`resolves on ${status} too, without waiting`, async () => {
+      const { time, options } = fakeTime();
+      const { fetch } = scripted([200, record(status)]);
+      assert.equal((await notifications(fetch, options).waitForDelivery('n1')).status, status);
+      assert.deepEqual(time.sleeps, []);
+    });
+  }
+
+  it('rejects with HeraldWaitTimeoutError after timeoutMs, with the last record', async () => {
+    const { time, options } = fakeTime();
+    const { seen, fetch } = scripted([200, record('queued')], [200, record('sending')]);
+    const error = await notifications(fetch, options)
+      .waitForDelivery('n1', { timeoutMs: 1000, intervalMs: 400 })
+      .catch((e) => e);
+    assert.ok(error instanceof HeraldWaitTimeoutError, String(error));
+    assert.deepEqual([error.notificationId, error.timeoutMs, error.lastStatus], ['n1', 1000, 'sending']);
+    assert.equal(error.notification.status, 'sending');
+    assert.match(error.message, /n1 was still sending after 1000 ms/);
+    // Reads at 0, 400, 800 and 1000 ms: the last wait is cut to the deadline.
+    assert.deepEqual(time.sleeps, [400, 400, 200]);
+    assert.equal(seen.length, 4);
+  });
+
+  it('passes a read error through', async () => {
+    const { fetch } = scripted([404, { statusCode: 404, error: 'Not Found', message: 'nope', code: 'NOTIFICATION_NOT_FOUND' }]);
+    const error = await notifications(fetch).waitForDelivery('missing').catch((e) => e);
+    assert.equal(error.code, 'NOTIFICATION_NOT_FOUND');
+  });
+
+  it('stops at once when its signal aborts', async () => {
+    const { fetch } = scripted([200, record('queued')]);
+    const controller = new AbortController();
+    const client = new Notifications(new RequestCore({ baseUrl: 'http://gateway.test', fetch }));
+    const waiting = client.waitForDelivery('n1', { intervalMs: 60_000, signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('stop')), 20);
+    await assert.rejects(waiting, /stop/);
+  });
+});
+
+describe('identities', () => {
+  it('never sends the API key to the public routes', async () => {
+    const { seen, fetch } = scripted([200, { message: 'm', nonce: 'n', expiresAt: '2026-01-01T00:00:00.000Z' }]);
+    await new Identities(new RequestCore({ baseUrl: 'http://gateway.test', token: 'hrld_live_secret', fetch })).challenge({ wallet: message.wallet });
+    assert.equal(seen[0].headers.authorization, undefined);
+    assert.deepEqual(seen[0].body, { wallet: message.wallet });
+  });
+});

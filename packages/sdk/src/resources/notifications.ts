@@ -1,0 +1,224 @@
+import { HeraldWaitTimeoutError } from '../errors.js';
+import type { RequestCore, RequestOptions } from '../request.js';
+
+export type Category = 'defi' | 'governance' | 'system' | 'marketing' | 'security';
+export type Priority = 'normal' | 'important' | 'critical';
+export type Channel = 'email' | 'telegram' | 'sms';
+/** `production` for a `hrld_live_` key, `sandbox` for a `hrld_test_` key. */
+export type Environment = 'production' | 'sandbox';
+/** Delivery status of a stored notification; the last four are final. */
+export type NotificationStatus = 'queued' | 'sending' | 'delivered' | 'bounced' | 'failed' | 'opted_out';
+/** What a send reported at once: `duplicate` = an idempotency key already used with the same payload. */
+export type SubmissionStatus = 'queued' | 'opted_out' | 'duplicate' | 'failed';
+export type ReceiptStatus = 'disabled' | 'pending' | 'confirmed' | 'failed';
+
+/** Body of `POST /v1/notify`, and each entry of a bulk send. */
+export interface NotificationParams {
+  /** Solana wallet address (base58, 32 bytes); it must be registered with Herald. */
+  wallet: string;
+  /** Up to 998 characters; about 100 is advised. */
+  subject: string;
+  /** Markdown; the size limit depends on the tier. */
+  body: string;
+  category: Category;
+  /** Default `normal`; `critical` falls back to SMS when the chosen channel fails or bounces. */
+  priority?: Priority;
+  /** A hint: used when the wallet can be reached on it. */
+  preferredChannel?: Channel;
+  /** Request an on-chain proof of delivery. */
+  receipt?: boolean;
+  /** Email template id (`tmpl_…`); Growth tier and above. */
+  templateId?: string;
+  templateVariables?: Record<string, unknown>;
+  /** Up to 255 characters: the same key and payload within 24 h answer `duplicate` with the first id. */
+  idempotencyKey?: string;
+}
+
+/** One element of `POST /v1/notify/bulk`'s `results`. */
+export interface BulkSubmission {
+  notificationId: string;
+  status: SubmissionStatus;
+  recipientRegistered: boolean;
+  /** Null when nothing was queued for delivery. */
+  estimatedDeliveryMs: number | null;
+  deliveryChannel: Channel | null;
+}
+
+/** `POST /v1/notify`'s answer. */
+export interface Submission extends BulkSubmission {
+  environment: Environment;
+}
+
+export interface BulkResult {
+  /** In the order of the notifications sent. */
+  results: BulkSubmission[];
+}
+
+/** One delivery attempt of a notification. */
+export interface NotificationAttempt {
+  attempt: number;
+  channel: Channel;
+  /** `smtp`, `telegram`, `twilio` or `capture`. */
+  provider: string;
+  outcome: string;
+  error: string | null;
+  provider_response: string | null;
+  duration_ms: number;
+  created_at: string;
+}
+
+/** `GET /v1/notifications/:id`: the status record (snake_case, as the API sends it). */
+export interface Notification {
+  notification_id: string;
+  wallet: string;
+  subject: string;
+  status: NotificationStatus;
+  delivery_channel: Channel | null;
+  /** ISO 8601 timestamps. */
+  delivered_at: string | null;
+  created_at: string;
+  write_receipt: boolean;
+  receipt_status: ReceiptStatus;
+  receipt_tx: string | null;
+  receipt_failure_reason: string | null;
+  last_receipt_attempt_at: string | null;
+  category: Category;
+  priority: Priority;
+  environment: Environment;
+  preferred_channel: Channel | null;
+  /** `sms` once a critical notification fell back to it. */
+  fallback_channel: Channel | null;
+  template_id: string | null;
+  template_version: number | null;
+  broadcast_id: string | null;
+  schedule_id: string | null;
+  /** The last delivery error. */
+  error: string | null;
+  receipt_requested_at: string | null;
+  attempts: NotificationAttempt[];
+}
+
+/** An entry of `GET /v1/notifications`. */
+export interface NotificationListItem {
+  notification_id: string;
+  wallet: string;
+  subject: string;
+  status: NotificationStatus;
+  delivery_channel: Channel | null;
+  receipt_status: ReceiptStatus;
+  receipt_tx: string | null;
+  created_at: string;
+}
+
+export interface NotificationList {
+  data: NotificationListItem[];
+  total: number;
+  page: number;
+}
+
+export interface ListNotificationsParams {
+  /** From 1; default 1. */
+  page?: number;
+  /** 1 to 100; default 20. */
+  limit?: number;
+  status?: NotificationStatus;
+  wallet?: string;
+}
+
+/** Body of `POST /v1/preview`. */
+export type PreviewParams = Pick<NotificationParams, 'wallet' | 'subject' | 'body' | 'category' | 'templateId' | 'templateVariables'>;
+
+/** The message as each channel would carry it. */
+export interface Preview {
+  renderedHtml: string;
+  telegramText: string;
+  smsText: string;
+  subject: string;
+  sms: { encoding: string; segments: number; characters: number };
+}
+
+export interface WaitForDeliveryOptions {
+  /** Give up after this long (default 60 000 ms), rejecting with HeraldWaitTimeoutError. */
+  timeoutMs?: number;
+  /** Between two reads of the record (default 1 000 ms). */
+  intervalMs?: number;
+  /** Stops waiting at once; the signal's reason is thrown. */
+  signal?: AbortSignal;
+}
+
+/** Statuses a notification never leaves. */
+export const FINAL_STATUSES: ReadonlySet<NotificationStatus> = new Set(['delivered', 'bounced', 'failed', 'opted_out']);
+
+/** Sending notifications and following them to delivery. */
+export class Notifications {
+  constructor(private readonly core: RequestCore) {}
+
+  /**
+   * Queues one notification (202). An idempotency key, given in `params` or `options`, goes in the
+   * body's `idempotencyKey` and makes the call safe to retry: every retry carries the same key, so
+   * the gateway answers a repeat with `duplicate` and the first notification's id.
+   * @example const { notificationId, status } = await herald.notifications.send({ wallet, subject: 'Hi', body: 'Hello', category: 'system', idempotencyKey: 'order-42' });
+   */
+  send(params: NotificationParams, options: RequestOptions = {}): Promise<Submission> {
+    const key = params.idempotencyKey ?? options.idempotencyKey;
+    if (params.idempotencyKey && options.idempotencyKey && params.idempotencyKey !== options.idempotencyKey) {
+      throw new TypeError('send: params.idempotencyKey and options.idempotencyKey differ; give one');
+    }
+    const body = key ? { ...params, idempotencyKey: key } : params;
+    return this.core.request({ method: 'POST', path: '/v1/notify', body }, { ...options, idempotencyKey: key });
+  }
+
+  /**
+   * Queues 1 to 100 notifications in one all-or-nothing request; results come back in input order.
+   * When every notification has an `idempotencyKey` the call is retried like a GET on 5xx and timeouts.
+   * @example const { results } = await herald.notifications.sendBulk(items.map((n, i) => ({ ...n, idempotencyKey: `run-7-${i}` })));
+   */
+  sendBulk(notifications: NotificationParams[], options?: RequestOptions): Promise<BulkResult> {
+    const retrySafe = notifications.length > 0 && notifications.every((n) => Boolean(n.idempotencyKey));
+    return this.core.request({ method: 'POST', path: '/v1/notify/bulk', body: { notifications }, retrySafe }, options);
+  }
+
+  /**
+   * The status record of one notification, with every delivery attempt; an unknown id throws
+   * HeraldApiError 404 `NOTIFICATION_NOT_FOUND`.
+   * @example const { status, delivery_channel } = await herald.notifications.get(notificationId);
+   */
+  get(id: string, options?: RequestOptions): Promise<Notification> {
+    return this.core.request({ method: 'GET', path: `/v1/notifications/${encodeURIComponent(id)}` }, options);
+  }
+
+  /**
+   * The protocol's notifications, newest first, optionally of one status or wallet.
+   * @example const { data, total } = await herald.notifications.list({ status: 'failed', limit: 50 });
+   */
+  list(params: ListNotificationsParams = {}, options?: RequestOptions): Promise<NotificationList> {
+    const { page, limit, status, wallet } = params;
+    return this.core.request({ method: 'GET', path: '/v1/notifications', query: { page, limit, status, wallet } }, options);
+  }
+
+  /**
+   * Renders a notification for email, Telegram and SMS without sending it or counting it.
+   * @example const { renderedHtml, smsText, sms } = await herald.notifications.preview({ wallet, subject, body, category: 'defi' });
+   */
+  preview(params: PreviewParams, options?: RequestOptions): Promise<Preview> {
+    return this.core.request({ method: 'POST', path: '/v1/preview', body: params }, options);
+  }
+
+  /**
+   * Reads the record every `intervalMs` until its status is final (`delivered`, `bounced`,
+   * `failed` or `opted_out`) and resolves with it, whichever that is: check `status`. Rejects with
+   * HeraldWaitTimeoutError after `timeoutMs`, carrying the last record read.
+   * @example const record = await herald.notifications.waitForDelivery(notificationId, { timeoutMs: 30_000 });
+   */
+  async waitForDelivery(id: string, wait: WaitForDeliveryOptions = {}, options: RequestOptions = {}): Promise<Notification> {
+    const { timeoutMs = 60_000, intervalMs = 1000, signal = options.signal } = wait;
+    const deadline = this.core.now() + timeoutMs;
+    for (;;) {
+      const record = await this.get(id, { ...options, signal });
+      if (FINAL_STATUSES.has(record.status)) return record;
+      const left = deadline - this.core.now();
+      if (left <= 0) throw new HeraldWaitTimeoutError(id, timeoutMs, record);
+      await this.core.wait(Math.min(intervalMs, left), signal);
+    }
+  }
+}

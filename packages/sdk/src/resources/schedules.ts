@@ -1,0 +1,122 @@
+import type { RequestCore, RequestOptions } from '../request.js';
+import type { Category, Environment, NotificationParams, Priority, SubmissionStatus } from './notifications.js';
+
+/** PENDING until a one-time schedule has run (COMPLETED or FAILED) or any schedule is cancelled. */
+export type ScheduleStatus = 'PENDING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
+
+/** What a schedule sends: a notification without an idempotency key (each run gets its own). */
+export type ScheduledNotification = Omit<NotificationParams, 'idempotencyKey'> & {
+  /** IANA zone name (America/New_York) the wall clock is read in; default UTC. */
+  timezone?: string;
+};
+
+export type OneTimeScheduleParams = ScheduledNotification & {
+  /** ISO 8601 date-time; its date and time are read in `timezone`, any offset or Z ignored. Must be in the future. */
+  scheduledFor: string;
+};
+
+export type CronScheduleParams = ScheduledNotification & {
+  /** Five fields: minute hour day-of-month month day-of-week (names JAN-DEC, SUN-SAT allowed). */
+  cronExpr: string;
+};
+
+export interface CreatedSchedule {
+  /** `sched_…` */
+  id: string;
+  status: ScheduleStatus;
+  /** ISO 8601 UTC instant of the first run. */
+  nextRunAt: string;
+}
+
+export interface ScheduleListItem {
+  id: string;
+  wallet: string;
+  subject: string;
+  status: ScheduleStatus;
+  /** Null once the schedule is no longer PENDING. */
+  nextRunAt: string | null;
+}
+
+export interface ScheduleList {
+  items: ScheduleListItem[];
+  total: number;
+}
+
+export interface ScheduleRun {
+  /** The scheduled instant this run stands for. */
+  occurrence: string;
+  notificationId: string | null;
+  outcome: SubmissionStatus;
+  error: string | null;
+  firedAt: string;
+}
+
+/** `GET /v1/schedule/:id`. */
+export interface Schedule extends ScheduleListItem {
+  kind: 'once' | 'cron';
+  body: string;
+  category: Category;
+  priority: Priority;
+  preferredChannel: string | null;
+  receipt: boolean;
+  templateId: string | null;
+  environment: Environment;
+  cronExpr: string | null;
+  timezone: string;
+  /** One-time only: the wall-clock date-time asked for, without offset. */
+  scheduledFor: string | null;
+  lastRunAt: string | null;
+  failureReason: string | null;
+  createdAt: string;
+  /** The most recent runs, newest first (at most 100). */
+  runs: ScheduleRun[];
+  /** Every run ever recorded. */
+  runCount: number;
+}
+
+const schedulePath = (id: string) => `/v1/schedule/${encodeURIComponent(id)}`;
+
+/** One-time and recurring sends. */
+export class Schedules {
+  constructor(private readonly core: RequestCore) {}
+
+  /**
+   * Schedules one notification at a wall-clock date-time in a time zone.
+   * @example await herald.schedules.once({ wallet, subject, body, category: 'governance', scheduledFor: '2026-06-01T09:00:00', timezone: 'America/New_York' });
+   */
+  once(params: OneTimeScheduleParams, options?: RequestOptions): Promise<CreatedSchedule> {
+    return this.core.request({ method: 'POST', path: '/v1/schedule', body: params }, options);
+  }
+
+  /**
+   * Schedules a notification at every occurrence of a cron expression in a time zone.
+   * @example await herald.schedules.cron({ wallet, subject, body, category: 'defi', cronExpr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin' });
+   */
+  cron(params: CronScheduleParams, options?: RequestOptions): Promise<CreatedSchedule> {
+    return this.core.request({ method: 'POST', path: '/v1/schedule/cron', body: params }, options);
+  }
+
+  /**
+   * The protocol's schedules, newest first.
+   * @example const { items, total } = await herald.schedules.list({ limit: 50 });
+   */
+  list(params: { page?: number; limit?: number } = {}, options?: RequestOptions): Promise<ScheduleList> {
+    return this.core.request({ method: 'GET', path: '/v1/schedule', query: { page: params.page, limit: params.limit } }, options);
+  }
+
+  /**
+   * One schedule with its most recent runs; unknown ids throw 404 `SCHEDULE_NOT_FOUND`.
+   * @example const { status, runs } = await herald.schedules.get('sched_01J…');
+   */
+  get(id: string, options?: RequestOptions): Promise<Schedule> {
+    return this.core.request({ method: 'GET', path: schedulePath(id) }, options);
+  }
+
+  /**
+   * Cancels a schedule: it never fires again. `cancelled` is false when it had already ended.
+   * @example const { cancelled } = await herald.schedules.cancel('sched_01J…');
+   */
+  cancel(id: string, options?: RequestOptions): Promise<{ cancelled: boolean }> {
+    return this.core.request({ method: 'DELETE', path: schedulePath(id) }, options);
+  }
+}

@@ -1,0 +1,133 @@
+import type { RequestCore, RequestOptions } from '../request.js';
+
+export type EventType = 'notification.delivered' | 'notification.bounced' | 'notification.failed' | 'receipt.confirmed' | 'quota.exceeded';
+
+/** A webhook endpoint; the secret is never shown after creation. */
+export interface Webhook {
+  /** `wh_…` */
+  id: string;
+  url: string;
+  events: EventType[];
+  isActive: boolean;
+}
+
+/** The create answer: the only time the signing secret is shown. */
+export interface CreatedWebhook extends Webhook {
+  /** `whsec_…`: verify requests with verifyWebhookSignature. */
+  secret: string;
+}
+
+export interface CreateWebhookParams {
+  /** Absolute http(s) URL. */
+  url: string;
+  /** At least one, no repeats. */
+  events: EventType[];
+}
+
+/** At least one field; turning an endpoint on again clears its failure streak. */
+export type UpdateWebhookParams = Partial<CreateWebhookParams> & { isActive?: boolean };
+
+/** The JSON body Herald posts (the envelope). */
+export interface WebhookEvent {
+  id: string;
+  type: EventType;
+  /** Unix time in seconds. */
+  created: number;
+  data: Record<string, unknown>;
+}
+
+export interface WebhookDeliveryAttempt {
+  /** Null when no answer came. */
+  statusCode: number | null;
+  latencyMs: number;
+  /** The first 1 KB of the answer. */
+  responseBody: string | null;
+  error: string | null;
+  createdAt: string;
+}
+
+/** One event's delivery to one endpoint, with every attempt. */
+export interface WebhookDelivery {
+  id: string;
+  eventId: string;
+  eventType: EventType;
+  status: 'pending' | 'succeeded' | 'failed';
+  /** ISO 8601 timestamps. */
+  nextAttemptAt: string | null;
+  createdAt: string;
+  completedAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  event: WebhookEvent;
+  /** Oldest first. */
+  attempts: WebhookDeliveryAttempt[];
+}
+
+export interface WebhookDeliveryList {
+  data: WebhookDelivery[];
+  total: number;
+  page: number;
+}
+
+const webhookPath = (id: string) => `/v1/webhooks/${encodeURIComponent(id)}`;
+
+/** Webhook endpoints: where Herald posts signed delivery, receipt and quota events. */
+export class Webhooks {
+  constructor(private readonly core: RequestCore) {}
+
+  /**
+   * Registers an endpoint. Store `secret` at once: it is not shown again.
+   * @example const { id, secret } = await herald.webhooks.create({ url: 'https://example.com/hooks', events: ['notification.delivered'] });
+   */
+  create(params: CreateWebhookParams, options?: RequestOptions): Promise<CreatedWebhook> {
+    return this.core.request({ method: 'POST', path: '/v1/webhooks', body: params }, options);
+  }
+
+  /**
+   * The protocol's endpoints, oldest first (a bare array, as the API answers).
+   * @example const hooks = await herald.webhooks.list();
+   */
+  list(options?: RequestOptions): Promise<Webhook[]> {
+    return this.core.request({ method: 'GET', path: '/v1/webhooks' }, options);
+  }
+
+  /**
+   * Changes url, events or isActive.
+   * @example await herald.webhooks.update(id, { isActive: false });
+   */
+  update(id: string, params: UpdateWebhookParams, options?: RequestOptions): Promise<Webhook> {
+    return this.core.request({ method: 'PATCH', path: webhookPath(id), body: params }, options);
+  }
+
+  /**
+   * Deletes an endpoint and its delivery log (204, resolves with nothing).
+   * @example await herald.webhooks.delete(id);
+   */
+  async delete(id: string, options?: RequestOptions): Promise<void> {
+    await this.core.request({ method: 'DELETE', path: webhookPath(id) }, options);
+  }
+
+  /**
+   * Posts a signed synthetic `notification.delivered` now; `sent` is whether the endpoint answered 2xx.
+   * @example const { sent } = await herald.webhooks.test(id);
+   */
+  test(id: string, options?: RequestOptions): Promise<{ sent: boolean }> {
+    return this.core.request({ method: 'POST', path: `${webhookPath(id)}/test` }, options);
+  }
+
+  /**
+   * The endpoint's deliveries, newest first, each with every attempt.
+   * @example const { data } = await herald.webhooks.deliveries(id, { limit: 10 });
+   */
+  deliveries(id: string, params: { page?: number; limit?: number } = {}, options?: RequestOptions): Promise<WebhookDeliveryList> {
+    return this.core.request({ method: 'GET', path: `${webhookPath(id)}/deliveries`, query: { page: params.page, limit: params.limit } }, options);
+  }
+
+  /**
+   * Queues a delivery again, due now, with a fresh retry schedule (accepted, not yet sent).
+   * @example const delivery = await herald.webhooks.retryDelivery(id, deliveryId);
+   */
+  retryDelivery(id: string, deliveryId: string, options?: RequestOptions): Promise<WebhookDelivery> {
+    return this.core.request({ method: 'POST', path: `${webhookPath(id)}/deliveries/${encodeURIComponent(deliveryId)}/retry` }, options);
+  }
+}

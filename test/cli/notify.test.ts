@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createDeliveryWorker } from '../../packages/server/src/delivery/worker.js';
+import { ADMIN_TOKEN, call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { makeWallet, registeredWallet } from '../support/wallets.js';
+import { ensureBuilt, runCli, scratchHome } from './run-cli.js';
+
+const SUBMISSION_KEYS = ['deliveryChannel', 'environment', 'estimatedDeliveryMs', 'notificationId', 'recipientRegistered', 'status'];
+
+// The gateway runs no delivery worker (api role): each test that needs deliveries runs one, so
+// what stays queued, and when, is up to the test.
+describe('herald notify', () => {
+  let gw: TestGateway;
+  let acme: TestProtocol;
+  let wallet: string;
+  let scratch: ReturnType<typeof scratchHome>;
+  let env: Record<string, string>;
+  const herald = (args: string[], input?: string) => runCli(args, { env, input });
+  const message = (extra: string[] = []) => ['--wallet', wallet, '--subject', 'Health factor', '--body', 'Your **health factor** is 1.05', '--category', 'defi', ...extra];
+
+  async function withWorker<T>(work: () => Promise<T>): Promise<T> {
+    const worker = createDeliveryWorker(gw.herald.deps, { ...gw.herald.deps.config.delivery, idleMs: 50 });
+    worker.start();
+    try {
+      return await work();
+    } finally {
+      await worker.stop();
+    }
+  }
+  const countSent = async () => (await call(gw.url, acme.apiKey, 'GET', '/v1/notifications?limit=1')).body.total as number;
+
+  before(async () => {
+    ensureBuilt();
+    gw = await startGateway({ env: { HERALD_ROLE: 'api', HERALD_IP_RATE_LIMIT: '10000' } });
+    acme = await gw.createProtocol({ tier: 3, name: 'Acme' });
+    wallet = await registeredWallet(gw.url, { email: 'holder@example.com' });
+    scratch = scratchHome();
+    env = { HOME: scratch.home, XDG_CONFIG_HOME: scratch.config, HERALD_BASE_URL: gw.url, HERALD_API_KEY: acme.apiKey };
+  });
+  after(async () => {
+    await gw.close();
+    scratch.cleanup();
+  });
+
+  it('send --json prints the submission; status --json prints the record exactly as the API', async () => {
+    const sent = await herald(['notify', 'send', ...message(['--priority', 'important', '--preferred-channel', 'email']), '--json']);
+    assert.equal(sent.code, 0, sent.stderr);
+    assert.equal(sent.stderr, '');
+    const submission = sent.json();
+    assert.deepEqual(Object.keys(submission).sort(), SUBMISSION_KEYS);
+    assert.deepEqual([submission.status, submission.deliveryChannel, submission.environment, submission.recipientRegistered], ['queued', 'email', 'production', true]);
+
+    const status = await herald(['notify', 'status', submission.notificationId, '--json']);
+    assert.equal(status.code, 0, status.stderr);
+    const api = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${submission.notificationId}`);
+    assert.deepEqual(status.json(), api.body);
+    assert.deepEqual([api.body.subject, api.body.priority, api.body.preferred_channel], ['Health factor', 'important', 'email']);
+
+    const human = await herald(['notify', 'status', submission.notificationId]);
+    assert.match(human.stdout, new RegExp(`id\\s+${submission.notificationId}`));
+    assert.match(human.stdout, /status\s+queued/);
+  });
+
+  it('send --wait blocks until the capture provider delivered, and exits 0', async () => {
+    const res = await withWorker(() => herald(['notify', 'send', ...message(), '--wait', '--wait-timeout', '20s', '--json']));
+    assert.equal(res.code, 0, res.stderr);
+    const { submission, notification } = res.json();
+    assert.deepEqual(Object.keys(submission).sort(), SUBMISSION_KEYS);
+    assert.equal(notification.notification_id, submission.notificationId);
+    assert.equal(notification.status, 'delivered');
+    assert.equal(notification.delivery_channel, 'email');
+    assert.equal(notification.attempts[0].provider, 'capture');
+
+    const human = await withWorker(() => herald(['notify', 'send', ...message(), '--wait']));
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /Delivered notification \w+ by email/);
+    assert.match(human.stderr, /waiting up to 60 s for delivery/);
+  });
+
+  it('send --wait exits 1 when delivery fails, printing the final record', async () => {
+    const doomed = await registeredWallet(gw.url, { email: 'doomed@example.com' });
+    const running = herald(['notify', 'send', ...message(), '--wallet', doomed, '--wait', '--wait-timeout', '20s', '--json']);
+    await waitFor(async () => (await call(gw.url, acme.apiKey, 'GET', `/v1/notifications?wallet=${doomed}`)).body.total === 1);
+    // The address goes before any worker runs, so the delivery finds no contact and fails for good.
+    assert.equal((await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/identities', { wallet: doomed, email: null })).status, 201);
+    const res = await withWorker(() => running);
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(res.json().notification.status, 'failed');
+    const { error } = res.errorJson();
+    assert.equal(error.code, 'NOT_DELIVERED');
+    assert.match(error.message, /failed: the wallet no longer has a verified email contact/);
+  });
+
+  it('send --wait exits 1 with WAIT_TIMEOUT when nothing final happens in time', async () => {
+    const started = Date.now();
+    const res = await herald(['notify', 'send', ...message(), '--wait', '--wait-timeout', '700ms', '--json']);
+    assert.equal(res.code, 1, res.stderr);
+    assert.ok(Date.now() - started >= 700);
+    assert.equal(res.json().notification.status, 'queued');
+    const { error } = res.errorJson();
+    assert.equal(error.code, 'WAIT_TIMEOUT');
+    assert.match(error.message, /still queued after 700 ms; check later with `herald notify status \w+`/);
+  });
+
+  it('--from-stdin reads the notification, flags override it, and an idempotency key answers duplicate', async () => {
+    const input = JSON.stringify({ wallet, subject: 'From stdin', body: 'Piped', category: 'system', idempotencyKey: 'stdin-1' });
+    const first = await herald(['notify', 'send', '--from-stdin', '--subject', 'Overridden', '--json'], input);
+    assert.equal(first.code, 0, first.stderr);
+    const id = first.json().notificationId;
+    const record = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${id}`);
+    assert.deepEqual([record.body.subject, record.body.category], ['Overridden', 'system']);
+
+    const again = await herald(['notify', 'send', '--from-stdin', '--subject', 'Overridden', '--json'], input);
+    assert.deepEqual([again.json().status, again.json().notificationId], ['duplicate', id]);
+
+    const byFlag = await herald(['notify', 'send', ...message(), '--idempotency-key', 'flag-1', '--json']);
+    const byFlagAgain = await herald(['notify', 'send', ...message(), '--idempotency-key', 'flag-1']);
+    assert.equal(byFlagAgain.code, 0);
+    assert.match(byFlagAgain.stdout, new RegExp(`Duplicate of an earlier send .* ${byFlag.json().notificationId}`));
+
+    const conflict = await herald(['notify', 'send', ...message(['--subject', 'Other payload']), '--idempotency-key', 'flag-1', '--json']);
+    assert.equal(conflict.code, 1);
+    assert.equal(conflict.errorJson().error.code, 'DUPLICATE_IDEMPOTENCY_KEY');
+  });
+
+  it('refuses bad input with exit 2 before sending anything', async () => {
+    const before = await countSent();
+    const missing = await herald(['notify', 'send', '--wallet', wallet, '--subject', 's', '--body', 'b', '--json']);
+    assert.equal(missing.code, 2);
+    assert.equal(missing.stdout, '');
+    assert.match(missing.errorJson().error.message, /category is required \(--category\)/);
+
+    const badWallet = await herald(['notify', 'send', ...message(), '--wallet', 'not-a-wallet']);
+    assert.equal(badWallet.code, 2);
+    assert.match(badWallet.stderr, /wallet must be a Solana wallet address/);
+
+    for (const [input, pattern] of [
+      ['[]', /one JSON object \(for an array, use `herald notify batch --from-stdin`\)/],
+      ['{"wallet":', /standard input is not valid JSON/],
+      ['', /standard input is empty/],
+      [JSON.stringify({ wallet, subject: 's', body: 'b', category: 'defi', prority: 'critical' }), /unknown field "prority"/],
+    ] as const) {
+      const res = await herald(['notify', 'send', '--from-stdin'], input);
+      assert.equal(res.code, 2, input);
+      assert.match(res.stderr, pattern);
+    }
+    assert.equal((await herald(['notify', 'send', ...message(), '--wait-timeout', '5s'])).code, 2, '--wait-timeout without --wait');
+    assert.equal((await herald(['notify', 'send', ...message(), '--category', 'spam'])).code, 2);
+    assert.equal(await countSent(), before);
+  });
+
+  it('exits 3 for a wallet with no identity, and reports opted-out wallets', async () => {
+    const stranger = await herald(['notify', 'send', ...message(), '--wallet', makeWallet().address, '--json']);
+    assert.equal(stranger.code, 3);
+    assert.equal(stranger.errorJson().error.code, 'WALLET_NOT_REGISTERED');
+
+    const leaver = await registeredWallet(gw.url, { email: 'leaver@example.com' });
+    await call(gw.url, acme.apiKey, 'POST', '/v1/subscriptions', { walletAddress: leaver, channels: ['email'] });
+    await call(gw.url, acme.apiKey, 'DELETE', `/v1/subscriptions/${leaver}`);
+    const optedOut = await herald(['notify', 'send', ...message(), '--wallet', leaver]);
+    assert.equal(optedOut.code, 0, 'accepted: the outcome is in the status');
+    assert.match(optedOut.stdout, /Not sent, the wallet opted out/);
+    const waited = await herald(['notify', 'send', ...message(['--subject', 'again']), '--wallet', leaver, '--wait', '--json']);
+    assert.equal(waited.code, 1);
+    assert.equal(waited.json().notification.status, 'opted_out');
+    assert.match(waited.errorJson().error.message, /opted out/);
+  });
+
+  it('list filters by status and wallet and pages', async () => {
+    const res = await herald(['notify', 'list', '--status', 'queued', '--wallet', wallet, '--limit', '2', '--json']);
+    assert.equal(res.code, 0, res.stderr);
+    const page = res.json();
+    assert.deepEqual(Object.keys(page).sort(), ['data', 'page', 'total']);
+    assert.equal(page.data.length, 2);
+    assert.ok(page.total >= 2);
+    for (const item of page.data) {
+      assert.deepEqual(Object.keys(item).sort(), ['created_at', 'delivery_channel', 'notification_id', 'receipt_status', 'receipt_tx', 'status', 'subject', 'wallet']);
+      assert.deepEqual([item.status, item.wallet], ['queued', wallet]);
+    }
+    const human = await herald(['notify', 'list', '--limit', '3']);
+    assert.match(human.stdout, /^ID\s+STATUS\s+CHANNEL\s+RECEIPT\s+CREATED\s+WALLET\s+SUBJECT/);
+    assert.match(human.stdout, /page 1, 3 shown of \d+/);
+    assert.equal((await herald(['notify', 'list', '--status', 'lost'])).code, 2);
+  });
+
+  it('preview renders every channel without sending', async () => {
+    const before = await countSent();
+    const res = await herald(['notify', 'preview', ...message(), '--json']);
+    assert.equal(res.code, 0, res.stderr);
+    const preview = res.json();
+    assert.deepEqual(Object.keys(preview).sort(), ['renderedHtml', 'sms', 'smsText', 'subject', 'telegramText']);
+    assert.match(preview.renderedHtml, /<strong>health factor<\/strong>/);
+    assert.deepEqual(Object.keys(preview.sms).sort(), ['characters', 'encoding', 'segments']);
+
+    const html = await herald(['notify', 'preview', ...message(), '--html']);
+    assert.equal(html.stdout.trim(), preview.renderedHtml.trim());
+    const human = await herald(['notify', 'preview', '--from-stdin'], JSON.stringify({ wallet, subject: 'S', body: 'Plain body', category: 'defi' }));
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /^Subject: S$/m);
+    assert.match(human.stdout, /SMS \([\w-]+, \d+ characters, 1 segment\)/);
+    assert.equal(await countSent(), before);
+  });
+});
