@@ -1,0 +1,107 @@
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { loadReachability } from '../notifications/notification-store.js';
+import type { NotifyInput } from '../notifications/schemas.js';
+import type { Sender } from '../notifications/submit-notifications.js';
+import { currentTemplateVersions } from '../templates/current-versions.js';
+import { tierOf } from '../tiers.js';
+import { CronSyntaxError, parseCron } from './cron-expression.js';
+import { nextOccurrence } from './next-run.js';
+import { insertSchedule, type NewSchedule } from './schedule-store.js';
+import type { CronScheduleInput, OneTimeScheduleInput } from './schemas.js';
+import { canonicalTimeZone, formatInstant, formatWallClock, instantOfWallClock, parseWallClock } from './zone-time.js';
+
+export interface CreatedSchedule {
+  id: string;
+  status: 'PENDING';
+  nextRunAt: string;
+}
+
+/** A schedule due this soon wakes the scheduler, which then times its next pass to the due time. */
+const WAKE_WITHIN_MS = 60_000;
+
+async function store(deps: Deps, row: NewSchedule): Promise<CreatedSchedule> {
+  await insertSchedule(deps.db, row);
+  if (row.next_run_at.getTime() - deps.now().getTime() < WAKE_WITHIN_MS) deps.wakeup.notify('schedules');
+  return { id: row.id, status: 'PENDING', nextRunAt: formatInstant(row.next_run_at) };
+}
+
+function zoneOf(timezone: string): string {
+  const zone = canonicalTimeZone(timezone);
+  if (!zone) throw new ApiError('VALIDATION_ERROR', `timezone must be an IANA time zone name such as America/New_York, got "${timezone}"`);
+  return zone;
+}
+
+/**
+ * What the send path would refuse for the whole request, checked now so a schedule that can never
+ * send is refused at creation: body size for the tier, template tier gate and existence (same
+ * messages as POST /v1/notify), and an unregistered wallet (404, as a single send answers).
+ * The send path checks all of it again at each run; the answers there become the run's outcome.
+ */
+async function checkSendable(deps: Deps, sender: Sender, input: NotifyInput): Promise<void> {
+  const tier = tierOf(sender.protocol.tier);
+  const size = Buffer.byteLength(input.body, 'utf8');
+  if (size > tier.maxBodyBytes) throw new ApiError('VALIDATION_ERROR', `body is ${size} bytes; the ${tier.name} tier allows ${tier.maxBodyBytes}`);
+  if (input.templateId) {
+    if (sender.protocol.tier < 1) throw new ApiError('TIER_REQUIRED', 'Email templates need the Growth tier (1) or above');
+    const versions = await currentTemplateVersions(deps.db, sender.protocol.id, [input.templateId]);
+    if (!versions.has(input.templateId)) throw new ApiError('TEMPLATE_NOT_FOUND', `Template ${input.templateId} does not exist`);
+  }
+  const reach = await loadReachability(deps.db, sender.protocol.id, [input.wallet]);
+  if (!reach.has(input.wallet)) throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${input.wallet} has no identity with Herald`);
+}
+
+function rowFor(deps: Deps, sender: Sender, input: NotifyInput, zone: string): Omit<NewSchedule, 'kind' | 'cron_expr' | 'scheduled_for' | 'next_run_at'> {
+  return {
+    id: newId.schedule(),
+    protocol_id: sender.protocol.id,
+    environment: sender.environment,
+    wallet: input.wallet,
+    subject: input.subject,
+    body: input.body,
+    category: input.category,
+    priority: input.priority ?? 'normal',
+    preferred_channel: input.preferredChannel ?? null,
+    write_receipt: input.receipt ?? false,
+    template_id: input.templateId ?? null,
+    template_variables: input.templateVariables ?? null,
+    timezone: zone,
+    created_at: deps.now(),
+  };
+}
+
+/** POST /v1/schedule: one send at the wall-clock `scheduledFor` in `timezone`. */
+export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: OneTimeScheduleInput): Promise<CreatedSchedule> {
+  const zone = zoneOf(input.timezone);
+  const local = parseWallClock(input.scheduledFor);
+  if (local === undefined) {
+    throw new ApiError('VALIDATION_ERROR', `scheduledFor must be an ISO 8601 date-time such as 2026-06-01T09:00:00, got "${input.scheduledFor}"`);
+  }
+  const runAt = instantOfWallClock(local, zone);
+  const now = deps.now();
+  if (runAt <= now) {
+    throw new ApiError('VALIDATION_ERROR', `scheduledFor must be in the future: ${input.scheduledFor} in ${zone} is ${formatInstant(runAt)}, now is ${formatInstant(now)}`);
+  }
+  await checkSendable(deps, sender, input);
+  const row: NewSchedule = { ...rowFor(deps, sender, input, zone), kind: 'once', cron_expr: null, scheduled_for: formatWallClock(local), next_run_at: runAt };
+  return store(deps, row);
+}
+
+/** POST /v1/schedule/cron: a send at every occurrence of `cronExpr` in `timezone`. */
+export async function createCronSchedule(deps: Deps, sender: Sender, input: CronScheduleInput): Promise<CreatedSchedule> {
+  const zone = zoneOf(input.timezone);
+  let spec;
+  try {
+    spec = parseCron(input.cronExpr);
+  } catch (error) {
+    if (error instanceof CronSyntaxError) throw new ApiError('VALIDATION_ERROR', error.message);
+    throw error;
+  }
+  const next = nextOccurrence(spec, zone, deps.now());
+  // parseCron refuses expressions that never fire; this only guards the nine-year search horizon.
+  if (!next) throw new ApiError('VALIDATION_ERROR', `cronExpr "${spec.source}" does not fire within nine years`);
+  await checkSendable(deps, sender, input);
+  const row: NewSchedule = { ...rowFor(deps, sender, input, zone), kind: 'cron', cron_expr: spec.source, scheduled_for: null, next_run_at: next };
+  return store(deps, row);
+}

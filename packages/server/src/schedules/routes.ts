@@ -1,0 +1,87 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.js';
+import { errorResponses, pageQuery } from '../http/schemas.js';
+import { cancelSchedule } from './cancel-schedule.js';
+import { createCronSchedule, createOneTimeSchedule } from './create-schedule.js';
+import { scheduleList, scheduleRecord } from './schedule-views.js';
+import { CreatedSchedule, CronScheduleBody, OneTimeScheduleBody, ScheduleList, ScheduleParams, ScheduleRecord } from './schemas.js';
+
+const tags = ['schedules'];
+
+/** POST /v1/schedule, POST /v1/schedule/cron, GET /v1/schedule, GET and DELETE /v1/schedule/:id. */
+export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  api.post(
+    '/v1/schedule',
+    {
+      schema: {
+        tags,
+        summary: 'Schedule one notification at a wall-clock date-time in a time zone',
+        body: OneTimeScheduleBody,
+        response: { 201: CreatedSchedule, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { protocol, environment } = request.auth!;
+      return reply.code(201).send(await createOneTimeSchedule(deps, { protocol, environment }, request.body));
+    },
+  );
+
+  api.post(
+    '/v1/schedule/cron',
+    {
+      schema: {
+        tags,
+        summary: 'Schedule a notification at every occurrence of a five-field cron expression in a time zone',
+        body: CronScheduleBody,
+        response: { 201: CreatedSchedule, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { protocol, environment } = request.auth!;
+      return reply.code(201).send(await createCronSchedule(deps, { protocol, environment }, request.body));
+    },
+  );
+
+  api.get(
+    '/v1/schedule',
+    {
+      schema: {
+        tags,
+        summary: "The protocol's schedules, newest first",
+        querystring: Type.Object(pageQuery(20)),
+        response: { 200: ScheduleList, ...errorResponses(400, 401, 429) },
+      },
+    },
+    async (request) => scheduleList(deps, request.auth!.protocol.id, request.query.page, request.query.limit),
+  );
+
+  api.get(
+    '/v1/schedule/:id',
+    {
+      schema: {
+        tags,
+        summary: 'One schedule with its most recent runs',
+        params: ScheduleParams,
+        response: { 200: ScheduleRecord, ...errorResponses(401, 404, 429) },
+      },
+    },
+    async (request) => scheduleRecord(deps, request.auth!.protocol.id, request.params.id),
+  );
+
+  api.delete(
+    '/v1/schedule/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Cancel a schedule; cancelled is false when it had already ended or been cancelled',
+        params: ScheduleParams,
+        response: { 200: Type.Object({ cancelled: Type.Boolean() }), ...errorResponses(401, 404, 429) },
+      },
+    },
+    async (request) => cancelSchedule(deps, request.auth!.protocol.id, request.params.id),
+  );
+}
