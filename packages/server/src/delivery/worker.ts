@@ -1,3 +1,4 @@
+import { insertCaptured, type CapturedMessage } from '../channels/capture.js';
 import type { Channel, SendOutcome } from '../channels/provider.js';
 import type { Deps } from '../deps.js';
 import { TrackingLinks } from '../engagement/tracking-links.js';
@@ -48,7 +49,12 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
   const links = new TrackingLinks(deps.secrets, deps.config.publicUrl);
   let stopping = false;
 
-  async function send(n: Awaited<ReturnType<typeof claimNotifications>>[number], contacts: Map<string, any>, names: Map<string, string>) {
+  async function send(
+    n: Awaited<ReturnType<typeof claimNotifications>>[number],
+    contacts: Map<string, any>,
+    names: Map<string, string>,
+    captured: CapturedMessage[],
+  ) {
     const channel: Channel = n.fallback_channel ?? n.channel;
     const walletContacts = contacts.get(n.wallet);
     const to = contactFor(channel, walletContacts);
@@ -60,7 +66,14 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     } else {
       try {
         const message = composeMessage({ ...n, protocol_name: names.get(n.protocol_id) ?? n.protocol_id }, channel, to, links);
-        outcome = await provider.send(message);
+        if (provider === deps.channels.capture) {
+          // Captures are written with the batch's outcomes, in the same transaction.
+          const capture = deps.channels.capture.capture(message);
+          captured.push(capture);
+          outcome = capture.outcome;
+        } else {
+          outcome = await provider.send(message);
+        }
       } catch (error) {
         outcome = { kind: 'retry', error: `provider error: ${(error as Error).message}` };
       }
@@ -83,6 +96,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
       protocolNames(deps.db, [...new Set(claimed.map((n) => n.protocol_id))]),
     ]);
     const settled: Settlement[] = [];
+    const captured: CapturedMessage[] = [];
     const unstarted: typeof claimed = [];
     const byChannel = new Map<Channel, typeof claimed>();
     for (const n of claimed) {
@@ -96,11 +110,16 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
             unstarted.push(n);
             return;
           }
-          settled.push(await send(n, contacts, names));
+          settled.push(await send(n, contacts, names, captured));
         }),
       ),
     );
-    await withRetries(4, () => deps.db.transaction((tx) => commitSettlements(tx, settled, deps.now())));
+    await withRetries(4, () =>
+      deps.db.transaction(async (tx) => {
+        await insertCaptured(tx, captured);
+        return commitSettlements(tx, settled, deps.now());
+      }),
+    );
     await releaseClaims(deps.db, unstarted);
     if (settled.some((s) => s.event)) deps.wakeup.notify('webhooks');
     if (settled.some((s) => s.status === 'queued' && s.nextAttemptAt && s.nextAttemptAt <= deps.now())) loop.wake();
