@@ -1,6 +1,7 @@
 import type { Channel, OutboundMessage } from '../channels/provider.js';
 import type { TrackingLinks } from '../engagement/tracking-links.js';
 import { renderNotification, type Category } from '../rendering/render-notification.js';
+import { renderTemplatedNotification, type TemplateVersion } from '../templates/render-templated-notification.js';
 import type { Contacts } from './load-contacts.js';
 
 export interface DeliverableNotification {
@@ -12,6 +13,10 @@ export interface DeliverableNotification {
   subject: string;
   body: string;
   category: string;
+  template_id?: string | null;
+  /** The template version the notification recorded (attached when claimed). */
+  template?: TemplateVersion | null;
+  template_variables?: Record<string, unknown> | null;
 }
 
 /** Channels whose contact a notification needs, by channel. */
@@ -27,15 +32,17 @@ export function contactFor(channel: Channel, contacts: Contacts | undefined): st
  */
 export function composeMessage(n: DeliverableNotification, channel: Channel, to: string, links: TrackingLinks): OutboundMessage {
   const unsubscribeUrl = links.link('unsubscribe', { notificationId: n.id });
-  const rendered = renderNotification({
-    subject: n.subject,
-    body: n.body,
+  const common = {
     category: n.category as Category,
     protocolName: n.protocol_name,
     unsubscribeUrl,
     openPixelUrl: links.link('open', { notificationId: n.id }),
-    rewriteLink: (url) => links.link('click', { notificationId: n.id, url }),
-  });
+    rewriteLink: (url: string) => links.link('click', { notificationId: n.id, url }),
+  };
+  if (n.template_id && !n.template) throw new Error(`template ${n.template_id} version of notification ${n.id} is missing`);
+  const rendered = n.template
+    ? renderTemplatedNotification({ ...common, template: n.template, variables: n.template_variables ?? {} })
+    : renderNotification({ ...common, subject: n.subject, body: n.body });
   const meta = { protocolId: n.protocol_id, notificationId: n.id, wallet: n.wallet, environment: n.environment };
   switch (channel) {
     case 'email':

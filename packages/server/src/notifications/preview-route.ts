@@ -5,7 +5,8 @@ import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { renderNotification } from '../rendering/render-notification.js';
-import { currentTemplateVersions } from '../templates/current-versions.js';
+import { renderTemplatedNotification } from '../templates/render-templated-notification.js';
+import { resolveSendTemplates } from '../templates/resolve-send-templates.js';
 import { tierOf } from '../tiers.js';
 import { WalletSchema } from '../wallet.js';
 import { CategorySchema } from './schemas.js';
@@ -45,18 +46,11 @@ export function previewRoutes(app: FastifyInstance, deps: Deps): void {
       const tier = tierOf(protocol.tier);
       const size = Buffer.byteLength(input.body, 'utf8');
       if (size > tier.maxBodyBytes) throw new ApiError('VALIDATION_ERROR', `body is ${size} bytes; the ${tier.name} tier allows ${tier.maxBodyBytes}`);
-      if (input.templateId) {
-        if (protocol.tier < 1) throw new ApiError('TIER_REQUIRED', 'Email templates need the Growth tier (1) or above');
-        const versions = await currentTemplateVersions(deps.db, protocol.id, [input.templateId]);
-        if (!versions.has(input.templateId)) throw new ApiError('TEMPLATE_NOT_FOUND', `Template ${input.templateId} does not exist`);
-      }
-      const rendered = renderNotification({
-        subject: input.subject,
-        body: input.body,
-        category: input.category,
-        protocolName: protocol.name,
-        unsubscribeUrl: `${deps.config.publicUrl}/unsubscribe/preview`,
-      });
+      const templates = await resolveSendTemplates(deps.db, protocol, [input], (_i, field) => field);
+      const common = { category: input.category, protocolName: protocol.name, unsubscribeUrl: `${deps.config.publicUrl}/unsubscribe/preview` };
+      const rendered = input.templateId
+        ? renderTemplatedNotification({ ...common, template: templates.get(input.templateId)!, variables: input.templateVariables ?? {} })
+        : renderNotification({ ...common, subject: input.subject, body: input.body });
       return {
         renderedHtml: rendered.html,
         telegramText: rendered.telegramText,

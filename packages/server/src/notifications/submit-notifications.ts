@@ -5,7 +5,7 @@ import { ApiError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { reserveSends } from '../limits/quota.js';
 import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
-import { currentTemplateVersions } from '../templates/current-versions.js';
+import { resolveSendTemplates } from '../templates/resolve-send-templates.js';
 import { tierOf } from '../tiers.js';
 import { chooseChannel } from './choose-channel.js';
 import { findByIdempotencyKeys, insertNotifications, loadReachability, type NewNotification } from './notification-store.js';
@@ -46,14 +46,9 @@ async function checkItems(deps: Deps, sender: Sender, items: NotifyInput[], mode
       throw new ApiError('VALIDATION_ERROR', `${fieldName(mode, i, 'body')} is ${size} bytes; the ${tier.name} tier allows ${tier.maxBodyBytes}`);
     }
   });
-  const templateIds = [...new Set(items.flatMap((item) => (item.templateId ? [item.templateId] : [])))];
-  if (templateIds.length && sender.protocol.tier < 1) {
-    throw new ApiError('TIER_REQUIRED', 'Email templates need the Growth tier (1) or above');
-  }
-  const versions = await currentTemplateVersions(deps.db, sender.protocol.id, templateIds);
-  const missing = templateIds.find((id) => !versions.has(id));
-  if (missing) throw new ApiError('TEMPLATE_NOT_FOUND', `Template ${missing} does not exist`);
-  return versions;
+  // Tier, existence and every placeholder's variable, checked now rather than by the worker.
+  const templates = await resolveSendTemplates(deps.db, sender.protocol, items, (i, field) => fieldName(mode, i, field));
+  return new Map([...templates].map(([id, template]) => [id, template.version]));
 }
 
 /**

@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto';
+import type { ProtocolRow } from '../account/protocol-store.js';
+import type { Channel } from '../channels/provider.js';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { reserveSends } from '../limits/quota.js';
+import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
+import { resolveSendTemplates } from '../templates/resolve-send-templates.js';
+import { tierOf } from '../tiers.js';
+import { broadcastIdPrefix } from './fan-out-ids.js';
+import { fanOutBroadcast, insertBroadcast } from './broadcast-store.js';
+
+export interface BroadcastInput {
+  subject: string;
+  body: string;
+  category: string;
+  receipt?: boolean;
+  templateId?: string;
+  templateVariables?: Record<string, unknown>;
+}
+
+export interface BroadcastResult {
+  broadcast_id: string;
+  queued_count: number;
+  total_subscribers: number;
+  estimated_delivery_s: number;
+}
+
+class QuotaRefused extends Error {}
+
+function checkInput(protocol: Pick<ProtocolRow, 'tier'>, input: BroadcastInput): void {
+  if (protocol.tier < 1) throw new ApiError('TIER_REQUIRED', 'Broadcast needs the Growth tier (1) or above');
+  const tier = tierOf(protocol.tier);
+  const size = Buffer.byteLength(input.body, 'utf8');
+  if (size > tier.maxBodyBytes) throw new ApiError('VALIDATION_ERROR', `body is ${size} bytes; the ${tier.name} tier allows ${tier.maxBodyBytes}`);
+}
+
+/**
+ * Sends one message to every active subscriber of the protocol. The fan-out, the quota
+ * reservation for every queued message and the broadcast record commit together or not at all:
+ * a broadcast that does not fit the month's quota writes nothing and answers 402.
+ */
+export async function sendBroadcast(
+  deps: Deps,
+  sender: { protocol: Pick<ProtocolRow, 'id' | 'tier' | 'overage_enabled'>; environment: 'production' | 'sandbox' },
+  input: BroadcastInput,
+): Promise<BroadcastResult> {
+  const { protocol, environment } = sender;
+  checkInput(protocol, input);
+  const templates = await resolveSendTemplates(deps.db, protocol, [input], (_i, field) => field);
+  const template = input.templateId ? templates.get(input.templateId)! : undefined;
+  const now = deps.now();
+  const broadcastId = newId.broadcast();
+  const receipt = input.receipt ?? false;
+  const payloadHash = createHash('sha256')
+    .update(JSON.stringify([broadcastId, input.subject, input.body, input.category, receipt, input.templateId ?? null, input.templateVariables ?? null]))
+    .digest('hex');
+
+  let perChannel: { channel: Channel | null; count: number }[];
+  try {
+    perChannel = await deps.db.transaction(async (tx) => {
+      const rows = await fanOutBroadcast(tx, {
+        protocolId: protocol.id,
+        environment,
+        broadcastId,
+        idPrefix: broadcastIdPrefix(now),
+        subject: input.subject,
+        body: input.body,
+        category: input.category,
+        payloadHash,
+        templateId: template?.templateId ?? null,
+        templateVersion: template?.version ?? null,
+        templateVariables: template ? (input.templateVariables ?? {}) : null,
+        writeReceipt: receipt,
+        now,
+      });
+      const queued = rows.reduce((sum, r) => sum + (r.channel ? r.count : 0), 0);
+      // Sandbox sends run the whole pipeline but are not billed (as for direct sends).
+      if (!(await reserveSends(tx, protocol, environment === 'production' ? queued : 0, now))) throw new QuotaRefused();
+      await insertBroadcast(tx, {
+        id: broadcastId,
+        protocol_id: protocol.id,
+        environment,
+        subject: input.subject,
+        body: input.body,
+        category: input.category,
+        write_receipt: receipt,
+        template_id: template?.templateId ?? null,
+        template_version: template?.version ?? null,
+        total_subscribers: rows.reduce((sum, r) => sum + r.count, 0),
+        queued_count: queued,
+        now,
+      });
+      return rows;
+    });
+  } catch (error) {
+    if (!(error instanceof QuotaRefused)) throw error;
+    await recordQuotaExceeded(deps.db, protocol, now);
+    throw new ApiError('INSUFFICIENT_QUOTA', `Monthly quota of ${tierOf(protocol.tier).monthlySends} sends reached; this broadcast needs more than what is left`);
+  }
+
+  const counts: Partial<Record<Channel, number>> = {};
+  for (const row of perChannel) if (row.channel) counts[row.channel] = row.count;
+  const queuedCount = Object.values(counts).reduce((sum, n) => sum + n, 0);
+  if (queuedCount > 0) deps.wakeup.notify('notifications');
+  return {
+    broadcast_id: broadcastId,
+    queued_count: queuedCount,
+    total_subscribers: perChannel.reduce((sum, r) => sum + r.count, 0),
+    estimated_delivery_s: queuedCount > 0 ? deps.estimator.estimateBulkSeconds(counts) : 0,
+  };
+}

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { compileTemplate, findTemplateProblem, MissingVariableError, TemplateRenderError } from './compile-template.js';
+
+const sources = (html: string, text = 'text', subject = 'subject') => ({ subjectTemplate: subject, htmlSource: html, textSource: text });
+
+function missing(run: () => unknown): MissingVariableError {
+  try {
+    run();
+  } catch (error) {
+    assert.ok(error instanceof MissingVariableError, String(error));
+    return error;
+  }
+  assert.fail('expected a MissingVariableError');
+}
+
+describe('findTemplateProblem', () => {
+  it('accepts placeholders, dotted paths and the built-in helpers', () => {
+    const ok = '{{name}} {{user.first}} {{#if vip}}VIP{{else}}-{{/if}} {{#each items}}{{this}}{{@index}}{{/each}} {{#with user}}{{first}}{{/with}} {{lookup map key}}';
+    assert.equal(findTemplateProblem('htmlSource', ok), null);
+    assert.equal(findTemplateProblem('textSource', '{{{raw}}} {{&raw}}'), null);
+  });
+
+  it('names the field and the line of a syntax error', () => {
+    assert.match(findTemplateProblem('htmlSource', 'a\nb\n  <p>{{name</p>\nc')!, /^htmlSource has a syntax error on line 3: expecting .*, got 'INVALID' in "<p>\{\{name<\/p>"$/);
+    assert.equal(findTemplateProblem('textSource', 'x\n{{#if a}}y{{/each}}'), "textSource has a syntax error on line 2: if doesn't match each");
+    assert.match(findTemplateProblem('subjectTemplate', '{{#each items}}')!, /^subjectTemplate has a syntax error on line 1/);
+  });
+
+  it('refuses unescaped output in HTML, partials, decorators and unknown helpers', () => {
+    assert.match(findTemplateProblem('htmlSource', 'x\n{{{body}}}')!, /^htmlSource line 2: \{\{\{body\}\}\} would insert a value without HTML escaping; write \{\{body\}\}$/);
+    assert.match(findTemplateProblem('htmlSource', '{{& body}}')!, /^htmlSource line 1: \{\{\{body\}\}\}/);
+    assert.match(findTemplateProblem('htmlSource', '{{> footer}}')!, /partials/);
+    assert.match(findTemplateProblem('textSource', '{{#> layout}}x{{/layout}}')!, /partials/);
+    assert.match(findTemplateProblem('textSource', '{{* deco}}')!, /decorators/);
+    assert.match(findTemplateProblem('textSource', '\n\n{{shout name}}')!, /^textSource line 3: unknown helper "shout"/);
+    assert.match(findTemplateProblem('textSource', '{{#if (shout name)}}x{{/if}}')!, /unknown helper "shout"/);
+    assert.match(findTemplateProblem('textSource', '{{name size=2}}')!, /unknown helper "name"/);
+    assert.equal(findTemplateProblem('textSource', '{{#with a b}}x{{/with}}'), 'textSource line 1: with takes one argument');
+    assert.equal(findTemplateProblem('textSource', '{{lookup map}}'), 'textSource line 1: lookup takes 2 arguments');
+  });
+});
+
+describe('compileTemplate', () => {
+  it('escapes every value in HTML and none in subject and text', () => {
+    const hostile = `<img src=x onerror="alert(1)"> & ' \` =`;
+    const out = compileTemplate(sources('<p>{{v}}</p>', 'T {{v}}', 'S {{v}}')).render({ v: hostile });
+    assert.equal(out.html, '<p>&lt;img src&#x3D;x onerror&#x3D;&quot;alert(1)&quot;&gt; &amp; &#x27; &#x60; &#x3D;</p>');
+    assert.equal(out.text, `T ${hostile}`);
+    assert.equal(out.subject, `S ${hostile}`);
+  });
+
+  it('names a missing variable with its full path, field and line', () => {
+    const t = compileTemplate(sources('<p>\n{{user.first}}\n</p>', 'Hi {{name}}', 'x'));
+    const a = missing(() => t.render({ name: 'n', user: {} }));
+    assert.deepEqual([a.field, a.variable, a.line], ['htmlSource', 'user.first', 2]);
+    const b = missing(() => t.render({ user: { first: 'f' } }));
+    assert.deepEqual([b.field, b.variable, b.line], ['textSource', 'name', 1]);
+    const c = missing(() => compileTemplate(sources('{{#each items}}{{this.n}}{{/each}}')).render({ items: [{ n: 1 }, {}] }));
+    assert.equal(c.variable, 'n');
+  });
+
+  it('treats falsy and missing values in conditions as false, but present ones as given', () => {
+    const t = compileTemplate(sources('{{#if vip}}VIP {{/if}}{{count}}'));
+    assert.equal(t.render({ count: 0 }).html, '0');
+    assert.equal(t.render({ vip: true, count: '' }).html, 'VIP ');
+  });
+
+  it('never reads prototype properties', () => {
+    assert.equal(missing(() => compileTemplate(sources('{{#with o}}[{{constructor.name}}]{{/with}}')).render({ o: {} })).variable, 'constructor.name');
+    assert.equal(compileTemplate(sources('[{{o.__proto__}}]')).render({ o: {} }).html, '[]');
+  });
+
+  it('reports other render failures as TemplateRenderError', () => {
+    // findTemplateProblem refuses this at create time; compileTemplate alone does not check.
+    assert.throws(
+      () => compileTemplate(sources('{{#with a b}}x{{/with}}')).render({ a: 1, b: 2 }),
+      (error) => error instanceof TemplateRenderError && /^htmlSource could not be rendered: #with requires exactly one argument/.test(error.message),
+    );
+  });
+
+  it('reuses the compiled form under its cache key', () => {
+    const first = compileTemplate(sources('{{a}}'), 'tmpl_cache@1');
+    assert.equal(compileTemplate(sources('ignored'), 'tmpl_cache@1'), first);
+    assert.equal(first.render({ a: 1 }).html, '1');
+  });
+});

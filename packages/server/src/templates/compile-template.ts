@@ -1,0 +1,194 @@
+/**
+ * Handlebars for email templates. Placeholders are `{{variableName}}` (dotted paths and the
+ * built-in helpers if, unless, each, with and lookup work too):
+ * - `htmlSource`: every value is HTML-escaped (& < > " ' ` =). `{{{…}}}` and `{{& …}}`, which
+ *   would insert a value unescaped, are refused, so a variable can never inject markup.
+ * - `subjectTemplate`, `textSource`: values are inserted as given (plain text has nothing to escape).
+ * Templates run in strict mode: a placeholder whose variable is missing is an error at send time,
+ * never an empty gap in a message. Partials, decorators and unknown helpers are refused at
+ * create/update, because nothing could resolve them when the template is rendered.
+ */
+import Handlebars from 'handlebars';
+
+export type TemplateField = 'subjectTemplate' | 'htmlSource' | 'textSource';
+export const TEMPLATE_FIELDS: readonly TemplateField[] = ['subjectTemplate', 'htmlSource', 'textSource'];
+
+/** One version's sources, as stored. */
+export interface TemplateSources {
+  subjectTemplate: string;
+  htmlSource: string;
+  textSource: string;
+}
+
+/** A variable a placeholder needs and the variables do not have. */
+export class MissingVariableError extends Error {
+  constructor(
+    readonly field: TemplateField,
+    readonly variable: string,
+    readonly line: number,
+  ) {
+    super(`"${variable}" is missing (used in ${field}, line ${line})`);
+  }
+}
+
+/** Any other failure while rendering (e.g. `{{#each}}` over something that is not a list). */
+export class TemplateRenderError extends Error {
+  constructor(
+    readonly field: TemplateField,
+    detail: string,
+  ) {
+    super(`${field} could not be rendered: ${detail}`);
+  }
+}
+
+const hb = Handlebars.create();
+/** The helpers a template may call, with the number of arguments each takes. */
+const BUILT_IN_HELPERS = new Map([
+  ['if', 1],
+  ['unless', 1],
+  ['each', 1],
+  ['with', 1],
+  ['lookup', 2],
+]);
+
+type AstNode = { type: string; loc?: hbs.AST.SourceLocation; [key: string]: unknown };
+
+function* walk(node: unknown): Generator<AstNode> {
+  if (Array.isArray(node)) {
+    for (const child of node) yield* walk(child);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  if (typeof (node as AstNode).type === 'string') yield node as AstNode;
+  for (const [key, value] of Object.entries(node)) {
+    if (key !== 'loc' && value && typeof value === 'object') yield* walk(value);
+  }
+}
+
+const lineOf = (node: AstNode) => node.loc?.start.line ?? 1;
+const pathName = (path: unknown) => ((path as { original?: unknown })?.original ?? '') as string;
+
+/** Why this node cannot be used in `field`, or undefined. */
+function refusal(field: TemplateField, node: AstNode): string | undefined {
+  switch (node.type) {
+    case 'PartialStatement':
+    case 'PartialBlockStatement':
+      return 'partials ({{> name}}) are not supported';
+    case 'Decorator':
+    case 'DecoratorBlock':
+      return 'decorators ({{* name}}) are not supported';
+    case 'MustacheStatement':
+      if (field === 'htmlSource' && node.escaped === false) {
+        return `{{{${pathName(node.path)}}}} would insert a value without HTML escaping; write {{${pathName(node.path)}}}`;
+      }
+      break;
+  }
+  const isCall =
+    node.type === 'SubExpression' ||
+    ((node.type === 'MustacheStatement' || node.type === 'BlockStatement') &&
+      ((node.params as unknown[]).length > 0 || ((node.hash as { pairs?: unknown[] } | undefined)?.pairs?.length ?? 0) > 0));
+  const helper = pathName(node.path);
+  if (isCall && !BUILT_IN_HELPERS.has(helper)) return `unknown helper "${helper}" (available: ${[...BUILT_IN_HELPERS.keys()].join(', ')})`;
+  const arity = BUILT_IN_HELPERS.get(helper);
+  if (arity !== undefined && (node.params as unknown[] | undefined)?.length !== arity) {
+    return `${helper} takes ${arity === 1 ? 'one argument' : `${arity} arguments`}`;
+  }
+  return undefined;
+}
+
+/**
+ * `Parse error on line 3:\n<excerpt>\n---^\nExpecting …` → line 3 and a one-line reason quoting
+ * that line of the source (the parser's own excerpt runs lines together).
+ */
+function describeParseError(error: Error, source: string): { line: number; reason: string } {
+  const lines = error.message.split('\n');
+  const line = Number(/on line (\d+)/.exec(lines[0])?.[1] ?? (error as { lineNumber?: number }).lineNumber ?? 1);
+  const last = lines[lines.length - 1];
+  if (lines.length === 1) return { line, reason: last.replace(/ - \d+:\d+$/, '') };
+  const text = (source.split('\n')[line - 1] ?? '').trim();
+  return { line, reason: `${last.replace(/^Expecting /, 'expecting ')} in "${text.length > 80 ? `${text.slice(0, 77)}...` : text}"` };
+}
+
+/**
+ * The problem with one source, as "<field> line N: <reason>", or null when it compiles. Run at
+ * create and update so a broken template is refused before anything is stored.
+ */
+export function findTemplateProblem(field: TemplateField, source: string): string | null {
+  let ast: hbs.AST.Program;
+  try {
+    ast = hb.parse(source);
+  } catch (error) {
+    const { line, reason } = describeParseError(error as Error, source);
+    return `${field} has a syntax error on line ${line}: ${reason}`;
+  }
+  for (const node of walk(ast)) {
+    const problem = refusal(field, node);
+    if (problem) return `${field} line ${lineOf(node)}: ${problem}`;
+  }
+  return null;
+}
+
+interface CompiledSource {
+  field: TemplateField;
+  render: (variables: Record<string, unknown>) => string;
+  /** Placeholder paths by "line:column", to name the variable a strict-mode error points at. */
+  paths: Map<string, string>;
+}
+
+function compileSource(field: TemplateField, source: string): CompiledSource {
+  const ast = hb.parse(source);
+  const paths = new Map<string, string>();
+  for (const node of walk(ast)) {
+    if (node.type === 'PathExpression' && node.loc) paths.set(`${node.loc.start.line}:${node.loc.start.column}`, pathName(node));
+  }
+  const template = hb.compile(ast, { strict: true, noEscape: field !== 'htmlSource' });
+  return { field, render: (variables) => template(variables), paths };
+}
+
+function renderSource(compiled: CompiledSource, variables: Record<string, unknown>): string {
+  try {
+    return compiled.render(variables);
+  } catch (error) {
+    const { message, lineNumber, column } = error as { message: string; lineNumber?: number; column?: number };
+    const missing = /^"([^"]+)" not defined in/.exec(message);
+    if (missing) {
+      const path = compiled.paths.get(`${lineNumber}:${column}`) ?? missing[1];
+      throw new MissingVariableError(compiled.field, path.replace(/^this\./, ''), lineNumber ?? 1);
+    }
+    throw new TemplateRenderError(compiled.field, message);
+  }
+}
+
+export interface CompiledTemplate {
+  /** Throws MissingVariableError or TemplateRenderError. */
+  render(variables: Record<string, unknown>): { subject: string; html: string; text: string };
+}
+
+// Versions never change once stored, so a compiled version stays valid for good; the cap only
+// bounds memory when many templates are in use.
+const CACHE_LIMIT = 500;
+const cache = new Map<string, CompiledTemplate>();
+
+/**
+ * Compiles a version's three sources (which passed findTemplateProblem when they were stored).
+ * `cacheKey` (template id and version) keeps the compiled form for the next message.
+ */
+export function compileTemplate(sources: TemplateSources, cacheKey?: string): CompiledTemplate {
+  const cached = cacheKey ? cache.get(cacheKey) : undefined;
+  if (cached) return cached;
+  const subject = compileSource('subjectTemplate', sources.subjectTemplate);
+  const html = compileSource('htmlSource', sources.htmlSource);
+  const text = compileSource('textSource', sources.textSource);
+  const compiled: CompiledTemplate = {
+    render: (variables) => ({
+      subject: renderSource(subject, variables),
+      html: renderSource(html, variables),
+      text: renderSource(text, variables),
+    }),
+  };
+  if (cacheKey) {
+    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+    cache.set(cacheKey, compiled);
+  }
+  return compiled;
+}

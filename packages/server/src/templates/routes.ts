@@ -1,0 +1,133 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
+import { errorResponses } from '../http/schemas.js';
+import {
+  createTemplate,
+  deleteTemplate,
+  readTemplate,
+  readTemplateVersion,
+  requireTemplateTier,
+  restoreTemplateVersion,
+  updateTemplate,
+} from './manage-templates.js';
+import {
+  CreateTemplateBody,
+  TemplateIdParams,
+  TemplateListSchema,
+  TemplateRecordSchema,
+  TemplateVersionParams,
+  TemplateVersionSchema,
+  UpdateTemplateBody,
+} from './schemas.js';
+import { listTemplates } from './template-store.js';
+
+const tags = ['templates'];
+const UPDATABLE = ['name', 'category', 'subjectTemplate', 'htmlSource', 'textSource', 'serviceFooter'] as const;
+
+/** Email templates (Growth tier and above): create, list, read, version, restore, delete. */
+export function templateRoutes(app: FastifyInstance, deps: Deps): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  // Every template route is tier-gated, before its body is even looked at.
+  const gate = { preValidation: async (request: FastifyRequest) => requireTemplateTier(request.auth!.protocol.tier) };
+
+  api.post(
+    '/v1/templates/email',
+    {
+      ...gate,
+      schema: {
+        tags,
+        summary: 'Create an email template (its version 1)',
+        body: CreateTemplateBody,
+        response: { 201: Type.Object({ templateId: Type.String() }), ...errorResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request, reply) => {
+      const templateId = await createTemplate(deps, request.auth!.protocol.id, request.body);
+      return reply.code(201).send({ templateId });
+    },
+  );
+
+  api.get(
+    '/v1/templates/email',
+    { ...gate, schema: { tags, summary: "The protocol's templates, newest first", response: { 200: TemplateListSchema, ...errorResponses(401, 403, 429) } } },
+    async (request) => {
+      const rows = await listTemplates(deps.db, request.auth!.protocol.id);
+      return { data: rows.map((r) => ({ id: r.id, name: r.name, category: r.category, createdAt: r.created_at.toISOString() })) };
+    },
+  );
+
+  api.get(
+    '/v1/templates/email/:id',
+    {
+      ...gate,
+      schema: {
+        tags,
+        summary: 'A template: its current version and the list of every version',
+        params: TemplateIdParams,
+        response: { 200: TemplateRecordSchema, ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => readTemplate(deps, request.auth!.protocol.id, request.params.id),
+  );
+
+  api.put(
+    '/v1/templates/email/:id',
+    {
+      ...gate,
+      schema: {
+        tags,
+        summary: 'Update a template: stores a new version, which becomes current',
+        params: TemplateIdParams,
+        body: UpdateTemplateBody,
+        response: { 200: TemplateRecordSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const body = request.body ?? {};
+      if (!UPDATABLE.some((field) => body[field] !== undefined)) {
+        throw new ApiError('VALIDATION_ERROR', `body must contain at least one of: ${UPDATABLE.join(', ')}`);
+      }
+      return updateTemplate(deps, request.auth!.protocol.id, request.params.id, body);
+    },
+  );
+
+  api.delete(
+    '/v1/templates/email/:id',
+    { ...gate, schema: { tags, summary: 'Delete a template', params: TemplateIdParams, response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(401, 403, 404, 429) } } },
+    async (request, reply) => {
+      await deleteTemplate(deps, request.auth!.protocol.id, request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  api.get(
+    '/v1/templates/email/:id/versions/:version',
+    {
+      ...gate,
+      schema: {
+        tags,
+        summary: 'One stored version of a template',
+        params: TemplateVersionParams,
+        response: { 200: TemplateVersionSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => readTemplateVersion(deps, request.auth!.protocol.id, request.params.id, request.params.version),
+  );
+
+  api.post(
+    '/v1/templates/email/:id/versions/:version/restore',
+    {
+      ...gate,
+      schema: {
+        tags,
+        summary: 'Make an old version current again (stored as a new version that copies it)',
+        params: TemplateVersionParams,
+        response: { 200: TemplateRecordSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => restoreTemplateVersion(deps, request.auth!.protocol.id, request.params.id, request.params.version),
+  );
+}

@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createDeliveryWorker } from '../../packages/server/src/delivery/worker.js';
+import { call, isErrorBody, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { registeredWallet } from '../support/wallets.js';
+
+const BASE = '/v1/templates/email';
+const HOSTILE = `<script>alert("x")</script> & 'quotes' \`tick\` a=b`;
+
+describe('sending with a template', () => {
+  let gw: TestGateway;
+  let acme: TestProtocol;
+  let rival: TestProtocol;
+  let wallet: string;
+  let templateId: string;
+
+  // api role: nothing is delivered until a test starts a worker on the same database.
+  before(async () => {
+    gw = await startGateway({ env: { HERALD_ROLE: 'api', HERALD_IP_RATE_LIMIT: '10000', HERALD_WORKER_POLL_MS: '50' } });
+    acme = await gw.createProtocol({ tier: 3, name: 'Acme' });
+    rival = await gw.createProtocol({ tier: 3, name: 'Rival' });
+    wallet = await registeredWallet(gw.url, { email: 'reader@example.com', telegramChatId: '77', phone: '+15555550100' });
+    const created = await call(gw.url, acme.apiKey, 'POST', BASE, {
+      name: 'Alert',
+      category: 'defi',
+      subjectTemplate: 'Alert for {{name}}',
+      htmlSource: [
+        '<p class="greeting">Hi {{name}},</p>',
+        '<p>Your <b>{{asset}}</b> position needs attention.</p>',
+        '<a href="https://app.example.com/positions?id={{positionId}}&amp;src=mail">Open</a>',
+        '<a href="{{link}}">Details</a>',
+        '<a href="mailto:help@example.com">Help</a>',
+      ].join('\n'),
+      textSource: 'Hi {{name}}, your {{asset}} position needs attention: https://app.example.com/positions?id={{positionId}}',
+      serviceFooter: 'minimal',
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    templateId = created.body.templateId;
+  });
+  after(() => gw.close());
+
+  const vars = (extra: Record<string, unknown> = {}) => ({ name: HOSTILE, asset: 'SOL', positionId: 'p<1>', link: 'javascript:alert(1)', ...extra });
+  const send = (body: Record<string, unknown>, key = acme.apiKey) =>
+    call(gw.url, key, 'POST', '/v1/notify', { wallet, subject: 'Fallback subject', body: 'Fallback body', category: 'defi', ...body }, {});
+
+  it('previews a template: variables HTML-escaped in the HTML, raw in subject, text and SMS', async () => {
+    const res = await call(gw.url, acme.apiKey, 'POST', '/v1/preview', {
+      wallet,
+      subject: 'ignored',
+      body: 'ignored',
+      category: 'defi',
+      templateId,
+      templateVariables: vars(),
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const { renderedHtml, telegramText, smsText, subject } = res.body;
+    assert.ok(!renderedHtml.includes('<script>'), 'no live script tag');
+    assert.match(renderedHtml, /<p class="greeting">Hi &lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt; &amp; &#x27;quotes&#x27; &#x60;tick&#x60; a&#x3D;b,<\/p>/);
+    assert.match(renderedHtml, /<b>SOL<\/b>/, "the template's own markup passes through");
+    assert.match(renderedHtml, /href="https:\/\/app\.example\.com\/positions\?id=p&lt;1&gt;&amp;src=mail"/);
+    assert.match(renderedHtml, /<a href="#">Details<\/a>/, 'a javascript: link supplied by a variable is neutralised');
+    assert.match(renderedHtml, /href="mailto:help@example\.com"/);
+    assert.match(renderedHtml, /<title>Alert for &lt;script&gt;/);
+    assert.match(renderedHtml, /Unsubscribe from Acme/, 'minimal footer keeps the unsubscribe link');
+    assert.ok(!renderedHtml.includes('Sent via Herald'), 'minimal footer has no "Sent via"');
+    assert.ok(!renderedHtml.includes('Fallback'));
+
+    assert.equal(subject, `Alert for ${HOSTILE}`);
+    assert.equal(smsText, `Alert for ${HOSTILE}: Hi ${HOSTILE}, your SOL position needs attention: https://app.example.com/positions?id=p<1>`);
+    assert.equal(
+      telegramText,
+      `<b>Alert for &lt;script&gt;alert("x")&lt;/script&gt; &amp; 'quotes' \`tick\` a=b</b>\n\n` +
+        `Hi &lt;script&gt;alert("x")&lt;/script&gt; &amp; 'quotes' \`tick\` a=b, your SOL position needs attention: https://app.example.com/positions?id=p&lt;1&gt;`,
+    );
+  });
+
+  it('refuses a send whose variables miss a placeholder, naming the variable', async () => {
+    const single = await send({ templateId, templateVariables: { name: 'A', asset: 'SOL', link: 'https://x' } });
+    assert.equal(single.status, 400);
+    assert.ok(isErrorBody(single.body));
+    assert.equal(single.body.code, 'VALIDATION_ERROR');
+    assert.match(single.body.message, /^templateVariables has no value for "positionId", used by template tmpl_\w+ \(htmlSource, line 3\)$/);
+
+    const none = await send({ templateId });
+    assert.match(none.body.message, /^templateVariables has no value for "name", used by template .* \(subjectTemplate, line 1\)$/);
+
+    const bulk = await call(gw.url, acme.apiKey, 'POST', '/v1/notify/bulk', {
+      notifications: [
+        { wallet, subject: 's', body: 'b', category: 'defi', templateId, templateVariables: vars() },
+        { wallet, subject: 's', body: 'b', category: 'defi', templateId, templateVariables: { ...vars(), asset: undefined } },
+      ],
+    });
+    assert.equal(bulk.status, 400);
+    assert.match(bulk.body.message, /^notifications\[1\]\.templateVariables has no value for "asset"/);
+
+    const preview = await call(gw.url, acme.apiKey, 'POST', '/v1/preview', { wallet, subject: 's', body: 'b', category: 'defi', templateId, templateVariables: {} });
+    assert.equal(preview.status, 400);
+    assert.match(preview.body.message, /^templateVariables has no value for "name"/);
+    const [{ n }] = await gw.herald.deps.db.query('SELECT count(*)::int AS n FROM notifications WHERE template_id = $1', [templateId]);
+    assert.equal(n, 0, 'nothing was stored');
+  });
+
+  it("answers 404 for an unknown, deleted or another protocol's template", async () => {
+    const theirs = await call(gw.url, rival.apiKey, 'POST', BASE, { name: 'r', category: 'defi', subjectTemplate: 's', htmlSource: 'h', textSource: 't' });
+    const other = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'gone', category: 'defi', subjectTemplate: 's', htmlSource: 'h', textSource: 't' });
+    await call(gw.url, acme.apiKey, 'DELETE', `${BASE}/${other.body.templateId}`);
+    for (const id of ['tmpl_nope', theirs.body.templateId, other.body.templateId]) {
+      const res = await send({ templateId: id });
+      assert.equal(res.status, 404, id);
+      assert.equal(res.body.code, 'TEMPLATE_NOT_FOUND');
+    }
+  });
+
+  it('delivers with the version the notification recorded, even after the template changed', async () => {
+    const email = await send({ templateId, templateVariables: vars(), preferredChannel: 'email' });
+    const telegram = await send({ templateId, templateVariables: vars(), preferredChannel: 'telegram' });
+    assert.equal(email.status, 202, JSON.stringify(email.body));
+    await call(gw.url, acme.apiKey, 'PUT', `${BASE}/${templateId}`, { subjectTemplate: 'Version two {{name}}', htmlSource: '<p>v2</p>' });
+    await call(gw.url, acme.apiKey, 'DELETE', `${BASE}/${templateId}`);
+
+    const worker = createDeliveryWorker(gw.herald.deps, { ...gw.herald.deps.config.delivery, idleMs: 50 });
+    worker.start();
+    try {
+      for (const id of [email.body.notificationId, telegram.body.notificationId]) {
+        const record = await waitFor(async () => {
+          const res = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${id}`);
+          return res.body.status === 'delivered' ? res.body : undefined;
+        });
+        assert.equal(record.template_id, templateId);
+        assert.equal(record.template_version, 1);
+      }
+    } finally {
+      await worker.stop();
+    }
+    const mail = (await call(gw.url, acme.apiKey, 'GET', '/v1/sandbox/messages?channel=email')).body.data[0];
+    assert.equal(mail.notificationId, email.body.notificationId);
+    assert.equal(mail.subject, `Alert for ${HOSTILE}`);
+    assert.ok(!mail.html.includes('<script>'));
+    assert.match(mail.html, /Hi &lt;script&gt;/);
+    assert.ok(!mail.html.includes('v2'));
+    assert.match(mail.html, /<img src="[^"]+\/track\/open\/[^"]+"/, 'open pixel');
+    const tracked = mail.html.match(/href="([^"]+\/track\/click\/[^"]+)">Open<\/a>/);
+    assert.ok(tracked, 'http links go through the click redirect');
+    const go = await fetch(tracked[1].replace(/&amp;/g, '&').replace(/^https?:\/\/[^/]+/, gw.url), { redirect: 'manual' });
+    assert.equal(go.headers.get('location'), 'https://app.example.com/positions?id=p<1>&src=mail');
+    assert.match(mail.text, /^Alert for <script>/);
+    assert.match(mail.text, /Hi <script>alert\("x"\)<\/script>/);
+
+    const tg = (await call(gw.url, acme.apiKey, 'GET', '/v1/sandbox/messages?channel=telegram')).body.data[0];
+    assert.equal(tg.notificationId, telegram.body.notificationId);
+    assert.match(tg.text, /^<b>Alert for &lt;script&gt;/);
+    assert.match(tg.text, /your SOL position needs attention/);
+  });
+});
