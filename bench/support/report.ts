@@ -1,0 +1,71 @@
+import { cpus, loadavg, totalmem, type } from 'node:os';
+import type { LoadResult } from './load.js';
+
+export interface CaseResult {
+  name: string;
+  result: LoadResult;
+  /** Notifications (or other units) carried by one request, for bulk endpoints. */
+  itemsPerRequest?: number;
+  /** CPU time of the benchmark process (where the server runs) per answered request. */
+  serverCpuMicrosPerRequest?: number;
+  /** Responses over every round, warm-ups included (what the server really handled). */
+  answeredAllRounds?: number;
+  /** Requests/s as a share of the first case's (the baseline), median over rounds. */
+  shareOfBaseline: number;
+}
+
+const fixed = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** 1, 5 and 15-minute load averages: on a shared machine, how much else was running. */
+export function loadAverage(): string {
+  return loadavg().map((l) => l.toFixed(2)).join(' ');
+}
+
+/** What the figures depend on, printed before them. */
+export function machineFacts(): string {
+  const cores = cpus();
+  const load = loadAverage();
+  return [
+    `date: ${new Date().toISOString()}`,
+    `machine: ${cores.length} cores (${cores[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, ${type()}`,
+    `node: ${process.version}`,
+    `load average at start: ${load}`,
+  ].join('\n');
+}
+
+/** A markdown table, with each row's requests/s as a share of the baseline's. */
+export function formatTable(rows: CaseResult[]): string {
+  const withItems = rows.some((row) => row.itemsPerRequest);
+  const header = ['case', 'connections', 'seconds', 'requests/s (mean)', ...(withItems ? ['items/s'] : []), 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'server CPU µs/req', 'vs bare'];
+  const lines = rows.map(({ name, result, itemsPerRequest, serverCpuMicrosPerRequest, shareOfBaseline }) => [
+    name,
+    String(result.connections),
+    fixed(result.durationSec),
+    fixed(result.requestsPerSec),
+    ...(withItems ? [itemsPerRequest ? fixed(result.requestsPerSec * itemsPerRequest) : ''] : []),
+    fixed(result.latencyP50Ms, 1),
+    fixed(result.latencyP99Ms, 1),
+    String(result.errors),
+    String(result.non2xx),
+    serverCpuMicrosPerRequest === undefined ? '' : fixed(serverCpuMicrosPerRequest, 1),
+    `${(100 * shareOfBaseline).toFixed(1)}%`,
+  ]);
+  const all = [header, ...lines];
+  const widths = header.map((_, i) => Math.max(...all.map((line) => line[i].length)));
+  const render = (line: string[]) => `| ${line.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|')}|`;
+  return [render(header), rule, ...lines.map(render)].join('\n');
+}
+
+/** Unexpected status codes and socket errors, so a rate limit or a failure cannot hide in a figure. */
+export function describeFailures(rows: CaseResult[], expectedStatus: (number | undefined)[] = []): string[] {
+  const notes: string[] = [];
+  for (const [i, { name, result }] of rows.entries()) {
+    const expected = (status: string) => (expectedStatus[i] ? status === String(expectedStatus[i]) : status.startsWith('2'));
+    const bad = Object.entries(result.statusCodes).filter(([status]) => !expected(status));
+    if (bad.length || result.errors) {
+      notes.push(`${name}: ${bad.map(([s, n]) => `${n} × ${s}`).join(', ')}${result.errors ? ` ${result.errors} errors (${result.timeouts} timeouts)` : ''}`);
+    }
+  }
+  return notes;
+}
