@@ -89,8 +89,9 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     }
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    if (!request.auth) return;
+  // Callback style: recording is synchronous (a buffer push), so no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
+    if (!request.auth) return done();
     deps.requestLog.record({
       protocolId: request.auth.protocol.id,
       method: request.method,
@@ -99,5 +100,6 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
       latencyMs: Math.round(reply.elapsedTime),
       at: deps.now(),
     });
+    done();
   });
 }
