@@ -79,6 +79,9 @@ const MEMO_PROGRAMS = new Set(['MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr', 'M
  * `rpcUrl`, that the memo transaction landed, was signed by the receipt's signer and names the
  * root. Never throws for a bad receipt (the answer says what failed); throws only when no Groth16
  * verifier is available.
+ *
+ * `valid` says the receipt proves delivery of `receipt.notificationId` to `receipt.wallet`:
+ * compare those two with the notification and wallet you expect.
  */
 export async function verifyReceipt(receipt: Receipt, options: VerifyReceiptOptions = {}): Promise<ReceiptVerification> {
   const errors: string[] = [];
@@ -129,14 +132,17 @@ function pathLeadsToRoot(r: Receipt): boolean {
 async function proofVerifies(r: Receipt, options: VerifyReceiptOptions): Promise<boolean> {
   const key = options.verificationKey ?? r.verificationKey;
   if (!key || typeof key !== 'object' || !r.proof || typeof r.proof !== 'object' || !Array.isArray(r.publicSignals)) return false;
-  if (options.groth16) return options.groth16.verify(key, r.publicSignals, r.proof).catch(() => false);
+  const injected = options.groth16;
+  if (injected) return Promise.resolve().then(() => injected.verify(key, r.publicSignals, r.proof)).catch(() => false);
   return withSnarkjs((groth16) => groth16.verify(key, r.publicSignals, r.proof).catch(() => false));
 }
 
 // snarkjs keeps a pool of worker threads (which keep a process alive) once it has verified
-// anything: when the SDK loaded it, the pool is ended whenever no verification is running.
+// anything: when the SDK loaded it, the pool is ended a moment after the last verification ends.
+const LINGER_MS = 1000;
 let snarkjs: Promise<{ groth16: Groth16Verifier; curves: { getCurveFromName(name: string): Promise<{ terminate(): Promise<void> }> } }> | undefined;
 let running = 0;
+let linger: ReturnType<typeof setTimeout> | undefined;
 
 async function withSnarkjs(run: (groth16: Groth16Verifier) => Promise<boolean>): Promise<boolean> {
   const specifier = 'snarkjs';
@@ -145,11 +151,16 @@ async function withSnarkjs(run: (groth16: Groth16Verifier) => Promise<boolean>):
     throw new Error(`verifyReceipt needs a Groth16 verifier: install snarkjs (npm install snarkjs) or pass { groth16 } (${error.message})`);
   });
   const lib = await snarkjs;
+  clearTimeout(linger);
   running++;
   try {
     return await run(lib.groth16);
   } finally {
-    if (--running === 0) await (await lib.curves.getCurveFromName('bn128')).terminate();
+    if (--running === 0) {
+      linger = setTimeout(() => {
+        if (running === 0) lib.curves.getCurveFromName('bn128').then((curve) => curve.terminate()).catch(() => {});
+      }, LINGER_MS);
+    }
   }
 }
 

@@ -1,10 +1,12 @@
 import type { Queryable } from '../db/connection.js';
 import { claimDue } from '../db/claim-due.js';
 import { newId } from '../ids.js';
+import { loadTemplateVersions } from '../templates/template-store.js';
 import type { Settlement } from './settle.js';
 
+/** Claims due notifications, each with the template version it recorded (or null). */
 export async function claimNotifications(db: Queryable, limit: number, leaseMs: number, now: Date) {
-  return claimDue<{
+  const claimed = await claimDue<{
     id: string;
     protocol_id: string;
     environment: 'production' | 'sandbox';
@@ -29,6 +31,9 @@ export async function claimNotifications(db: Queryable, limit: number, leaseMs: 
     },
     { limit, leaseMs, now },
   );
+  const refs = claimed.flatMap((n) => (n.template_id && n.template_version ? [{ templateId: n.template_id, version: n.template_version }] : []));
+  const templates = await loadTemplateVersions(db, refs);
+  return claimed.map((n) => ({ ...n, template: n.template_id ? (templates.get(`${n.template_id}@${n.template_version}`) ?? null) : null }));
 }
 
 export async function protocolNames(db: Queryable, ids: string[]): Promise<Map<string, string>> {
@@ -48,7 +53,11 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
     `UPDATE notifications AS n SET
        status = u.status, attempts = u.attempts, fallback_channel = u.fallback_channel,
        next_attempt_at = u.next_attempt_at, delivered_at = u.delivered_at, last_error = u.last_error,
-       locked_until = NULL, updated_at = $9
+       locked_until = NULL, updated_at = $9,
+       -- A message that ends bounced or failed never gets its requested receipt (SET sees the old row).
+       receipt_status = CASE WHEN n.receipt_status = 'pending' AND u.status IN ('bounced', 'failed') THEN 'failed' ELSE n.receipt_status END,
+       receipt_failure_reason = CASE WHEN n.receipt_status = 'pending' AND u.status IN ('bounced', 'failed')
+         THEN 'notification was not delivered (' || u.status || ')' ELSE n.receipt_failure_reason END
      FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[])
        AS u(id, token, status, attempts, fallback_channel, next_attempt_at, delivered_at, last_error)
      WHERE n.id = u.id AND n.attempts = u.token AND n.status = 'sending'

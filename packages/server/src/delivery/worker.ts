@@ -122,6 +122,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     );
     await releaseClaims(deps.db, unstarted);
     if (settled.some((s) => s.event)) deps.wakeup.notify('webhooks');
+    if (settled.some((s) => s.status === 'delivered')) deps.wakeup.notify('receipts');
     if (settled.some((s) => s.status === 'queued' && s.nextAttemptAt && s.nextAttemptAt <= deps.now())) loop.wake();
     return claimed.length;
   }

@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import bs58 from 'bs58';
+import { verifyReceipt, type Receipt, type ReceiptVerification } from '../../packages/sdk/src/receipts.js';
+import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { registeredWallet } from '../support/wallets.js';
+import { startSolanaRpc, type SolanaRpc } from './solana-rpc.js';
+
+const PROOF_WAIT_MS = 90_000;
+
+/** A Solana CLI key pair (seed then public key) and its address. */
+function keypair(): { json: string; address: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const pub = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
+  const seed = Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url');
+  return { json: JSON.stringify([...seed, ...pub]), address: bs58.encode(pub) };
+}
+
+function clusterEnv(rpc: SolanaRpc, key: string): Record<string, string> {
+  return {
+    SOLANA_RPC_URL: rpc.url,
+    HERALD_RECEIPT_KEYPAIR: key,
+    HERALD_SOLANA_CLUSTER: 'localnet',
+    HERALD_WORKER_POLL_MS: '50',
+    HERALD_RECEIPT_BATCH_MS: '100',
+    HERALD_RECEIPT_MAX_ATTEMPTS: '3',
+    HERALD_RECEIPT_RETRY_BASE_MS: '50',
+    HERALD_RECEIPT_CONFIRM_TIMEOUT_MS: '5000',
+  };
+}
+
+describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
+  let rpc: SolanaRpc;
+  let gw: TestGateway;
+  let acme: TestProtocol;
+  let wallet: string;
+  const signer = keypair();
+
+  before(async () => {
+    rpc = await startSolanaRpc();
+    rpc.airdrop(signer.address, 2);
+    gw = await startGateway({ env: clusterEnv(rpc, signer.json) });
+    acme = await gw.createProtocol({ name: 'Acme' });
+    wallet = await registeredWallet(gw.url, { telegramChatId: '5150' });
+  });
+  after(async () => {
+    await gw?.close();
+    await rpc?.close();
+  });
+
+  const send = async (gateway: TestGateway, key: string, body: Record<string, unknown> = {}) => {
+    const res = await call(gateway.url, key, 'POST', '/v1/notify', { wallet: gateway === gw ? wallet : await registeredWallet(gateway.url, { telegramChatId: '6' }), subject: 'Claim ready', body: 'Claim it.', category: 'defi', receipt: true, ...body });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    return res.body.notificationId as string;
+  };
+  const settled = (gateway: TestGateway, key: string, id: string) =>
+    waitFor(async () => {
+      const body = (await call(gateway.url, key, 'GET', `/v1/notifications/${id}`)).body;
+      return body.receipt_status === 'confirmed' || body.receipt_status === 'failed' ? body : undefined;
+    }, PROOF_WAIT_MS, 100);
+
+  let receipt: Receipt;
+
+  it('writes the root in a real transaction, retrying a node that refuses it', async () => {
+    const before = Number(rpc.svm.getBalance(signer.address as any));
+    rpc.failSends(2);
+    const id = await send(gw, acme.apiKey);
+    const record = await settled(gw, acme.apiKey, id);
+    assert.equal(record.receipt_status, 'confirmed', record.receipt_failure_reason);
+    assert.ok(record.last_receipt_attempt_at);
+    const [batch] = await gw.herald.deps.db.query(
+      'SELECT b.attempts, b.status, b.cluster, b.signer FROM receipt_batches b JOIN receipts r ON r.batch_id = b.id WHERE r.notification_id = $1',
+      [id],
+    );
+    assert.deepEqual(batch, { attempts: 3, status: 'confirmed', cluster: 'localnet', signer: signer.address });
+    assert.equal(rpc.calls.filter((m) => m === 'sendTransaction').length, 3);
+    assert.ok(Number(rpc.svm.getBalance(signer.address as any)) < before, 'the gateway key paid the fee');
+
+    const res = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${id}/receipt`);
+    assert.equal(res.status, 200);
+    receipt = res.body;
+    assert.equal(receipt.tx, record.receipt_tx);
+    assert.equal(receipt.cluster, 'localnet');
+    assert.equal(receipt.signer, signer.address);
+  });
+
+  it('verifies against the cluster: the transaction landed, the gateway signed it and its memo names the root', async () => {
+    const result = await verifyReceipt(receipt, { rpcUrl: rpc.url, signer: signer.address });
+    assert.deepEqual(result, { valid: true, checks: { proof: true, publicSignals: true, merklePath: true, onChain: true }, errors: [] });
+  });
+
+  it('fails a tampered proof, path, wallet, notification id or transaction', async () => {
+    const other = await registeredWallet(gw.url, { telegramChatId: '1' });
+    const piA = [...receipt.proof.pi_a];
+    piA[0] = (BigInt(piA[0]) + 1n).toString();
+    const path = [...receipt.merklePath];
+    path[0] = '0x' + (BigInt(path[0]) ^ 1n).toString(16).padStart(64, '0');
+    const cases: [string, Receipt, keyof ReceiptVerification['checks']][] = [
+      ['proof', { ...receipt, proof: { ...receipt.proof, pi_a: piA } }, 'proof'],
+      ['path', { ...receipt, merklePath: path }, 'merklePath'],
+      ['wallet', { ...receipt, wallet: other }, 'publicSignals'],
+      ['notification id', { ...receipt, notificationId: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }, 'publicSignals'],
+      // Signals edited to match another wallet: consistent, but the proof no longer verifies.
+      ['forged signals', { ...receipt, wallet: other, publicSignals: forgedSignals(receipt, other) }, 'proof'],
+    ];
+    for (const [what, tampered, check] of cases) {
+      const result = await verifyReceipt(tampered);
+      assert.equal(result.valid, false, what);
+      assert.equal(result.checks[check], false, what);
+    }
+    const wrongTx = await verifyReceipt({ ...receipt, tx: bs58.encode(new Uint8Array(64).fill(3)) }, { rpcUrl: rpc.url });
+    assert.equal(wrongTx.checks.onChain, false);
+    assert.match(wrongTx.errors.join(), /not found/);
+    const wrongSigner = await verifyReceipt(receipt, { rpcUrl: rpc.url, signer: keypair().address });
+    assert.equal(wrongSigner.checks.onChain, false);
+    assert.match(wrongSigner.errors.join(), /signed by/);
+  });
+
+  it('fails the receipt after the last attempt when the key cannot pay, while sandbox receipts stay on litesvm', async () => {
+    const broke = keypair();
+    const poor = await startGateway({ env: clusterEnv(rpc, broke.json) });
+    try {
+      const protocol = await poor.createProtocol({ name: 'Poor' });
+      const live = await send(poor, protocol.apiKey);
+      const test = await send(poor, protocol.sandboxApiKey);
+      const failed = await settled(poor, protocol.apiKey, live);
+      assert.equal(failed.receipt_status, 'failed');
+      assert.match(failed.receipt_failure_reason, /^on-chain write failed: .+ \(gave up after 3 attempts\)$/);
+      assert.equal(failed.receipt_tx, null);
+      assert.ok(failed.last_receipt_attempt_at);
+      const res = await call(poor.url, protocol.apiKey, 'GET', `/v1/notifications/${live}/receipt`);
+      assert.equal(res.status, 404);
+      assert.equal(res.body.code, 'RECEIPT_NOT_FOUND');
+      const events = await poor.herald.deps.db.query(`SELECT 1 FROM events WHERE type = 'receipt.confirmed' AND data->>'notification_id' = $1`, [live]);
+      assert.equal(events.length, 0);
+
+      const sandbox = await settled(poor, protocol.sandboxApiKey, test);
+      assert.equal(sandbox.receipt_status, 'confirmed');
+      const proof = (await call(poor.url, protocol.sandboxApiKey, 'GET', `/v1/notifications/${test}/receipt`)).body as Receipt;
+      assert.equal(proof.cluster, 'litesvm');
+      assert.notEqual(proof.signer, broke.address);
+    } finally {
+      await poor.close();
+    }
+  });
+});
+
+function forgedSignals(receipt: Receipt, wallet: string): string[] {
+  const hex = Buffer.from(bs58.decode(wallet)).toString('hex');
+  return [receipt.publicSignals[0], receipt.publicSignals[1], BigInt('0x' + hex.slice(0, 32)).toString(), BigInt('0x' + hex.slice(32)).toString()];
+}
