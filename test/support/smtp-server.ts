@@ -117,6 +117,9 @@ export async function startSmtpServer(options: { user?: string; password?: strin
     },
   });
 
+  // A client dropping mid-session (a SIGKILLed worker) is that client's problem, as on a real MTA;
+  // unheard, smtp-server's 'error' event would crash the test process.
+  server.on('error', () => {});
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());

@@ -1,12 +1,16 @@
-import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { accountRoutes } from './account/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import type { Deps } from './deps.js';
 import { healthRoutes } from './health/routes.js';
+import { mcpRoutes } from './mcp/routes.js';
+import { registerOpenApi } from './openapi/register-openapi.js';
+import { openApiRoutes } from './openapi/routes.js';
 import { identityRoutes } from './identities/routes.js';
 import { installErrorHandler } from './http/error-handler.js';
 import { installGuard } from './http/guard.js';
+import { answerClientError, answerFrameworkError } from './http/framework-errors.js';
+import { parseJsonBody } from './http/parse-json-body.js';
 import { ErrorSchema } from './http/schemas.js';
 import { validatorCompiler } from './http/validation.js';
 import { engagementRoutes } from './engagement/routes.js';
@@ -17,6 +21,7 @@ import { scheduleRoutes } from './schedules/routes.js';
 import { templateRoutes } from './templates/routes.js';
 import { broadcastRoutes } from './broadcasts/routes.js';
 import { reportingRoutes } from './reporting/routes.js';
+import { receiptRoutes } from './receipts/routes.js';
 import { requestLogRoutes } from './request-log/routes.js';
 import { subscriptionRoutes } from './subscriptions/routes.js';
 import { webhookDeliveryRoutes } from './webhooks/delivery-routes.js';
@@ -38,40 +43,39 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     connectionTimeout: 0,
     requestTimeout: 30_000,
     keepAliveTimeout: 5_000,
+    // Node enforces headersTimeout and requestTimeout by sweeping connections, every 30 s by
+    // default: a slow client then held its socket up to 30 s past either. Sweep every second.
+    http: { connectionsCheckingInterval: 1_000 },
     // A request that reaches us while closing (on an open keep-alive socket) is served in full and
     // answered with `Connection: close`: the database closes only after the app, and Fastify's own
     // 503 for this case has no `code`, breaking the one error shape.
     return503OnClosing: false,
     // Engagement links carry signed tokens in the path.
     routerOptions: { maxParamLength: 4096 },
+    // URLs the router refuses and requests Node's parser refuses get the one error shape too.
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   });
   app.server.headersTimeout = 10_000;
   app.setValidatorCompiler(validatorCompiler);
   app.addSchema(ErrorSchema);
-  app.addHook('onSend', async (request, reply) => {
+  // Set first thing (callback style: no promise per request), so every answer carries it, errors included.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    done();
   });
   // An empty body with Content-Type: application/json is read as "no body" rather than an error.
   // Only JSON is accepted: anything else (including text/plain) is 415.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body === '') return done(null, undefined);
     try {
-      done(null, JSON.parse(body as string));
+      done(null, parseJsonBody(body as string));
     } catch (error) {
-      (error as { statusCode?: number }).statusCode = 400;
       done(error as Error, undefined);
     }
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Herald notification gateway', version: '1.0.0', description: 'Notify Solana wallets by email, Telegram and SMS.' },
-      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
-      security: [{ apiKey: [] }],
-    },
-  });
+  await registerOpenApi(app, deps);
 
   installErrorHandler(app);
   installGuard(app, deps);
@@ -93,8 +97,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   reportingRoutes(app, deps);
   webhookRoutes(app, deps);
   webhookDeliveryRoutes(app, deps);
+  receiptRoutes(app, deps);
 
-  app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => app.swagger());
+  await mcpRoutes(app, deps);
+  openApiRoutes(app);
 
   return app;
 }

@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { receiptConfig, type ReceiptConfig } from './receipts/receipt-config.js';
 
 /** The only reader of process.env: every setting the gateway has, validated once at start-up. */
 export interface Config {
@@ -29,6 +31,8 @@ export interface Config {
   webhookTimeoutMs: number;
   delivery: {
     batchSize: number;
+    /** Delivery passes running side by side in one worker process (they claim disjoint rows). */
+    loops: number;
     leaseMs: number;
     concurrency: number;
     idleMs: number;
@@ -53,6 +57,12 @@ export interface Config {
   /** An E.164 sender number, or a Messaging Service SID (`MG…`). */
   twilioFrom?: string;
   twilioApiUrl: string;
+  /** HERALD_DOCS_DIR: the markdown pages the MCP endpoint serves (default: the repository's docs/). */
+  docsDir: string;
+  /** HERALD_EXAMPLES_DIR: the integration examples the MCP endpoint serves (default: the repository's examples/). */
+  examplesDir: string;
+  /** On-chain receipts: SOLANA_RPC_URL, HERALD_RECEIPT_* and HERALD_SOLANA_CLUSTER (receipts/receipt-config.ts). */
+  receipts: ReceiptConfig;
 }
 
 export class ConfigError extends Error {
@@ -66,7 +76,7 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+export function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
@@ -84,7 +94,7 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T;
 }
 
-function url(env: Env, name: string, protocols: string[]): string | undefined {
+export function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   let parsed: URL;
@@ -193,6 +203,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookTimeoutMs: integer(env, 'HERALD_WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
     delivery: {
       batchSize: integer(env, 'HERALD_WORKER_BATCH', 200, 1, 5000),
+      loops: integer(env, 'HERALD_WORKER_LOOPS', 2, 1, 32),
       leaseMs: integer(env, 'HERALD_DELIVERY_LEASE_MS', 120_000, 1000, 3_600_000),
       concurrency: integer(env, 'HERALD_WORKER_CONCURRENCY', 50, 1, 1000),
       idleMs: integer(env, 'HERALD_WORKER_POLL_MS', 1000, 10, 60_000),
@@ -211,5 +222,9 @@ export function loadConfig(env: Env = process.env): Config {
     telegramRateLimit: integer(env, 'TELEGRAM_RATE_LIMIT', 30, 1, 10_000),
     ...twilio(env),
     twilioApiUrl: baseUrl(env, 'TWILIO_API_URL', 'https://api.twilio.com'),
+    // src/config.ts and dist/config.js sit at the same depth, so both resolve to the repository root.
+    docsDir: path.resolve(env.HERALD_DOCS_DIR || fileURLToPath(new URL('../../../docs/', import.meta.url))),
+    examplesDir: path.resolve(env.HERALD_EXAMPLES_DIR || fileURLToPath(new URL('../../../examples/', import.meta.url))),
+    receipts: receiptConfig(env),
   };
 }

@@ -6,6 +6,7 @@ import type { SecretBox } from './crypto/secret-box.js';
 import type { Database } from './db/connection.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
 import type { Wakeup } from './jobs/wakeup.js';
+import type { DeliveryEstimator } from './notifications/delivery-estimate.js';
 import type { RequestLog } from './request-log/request-log.js';
 
 /** Everything a route or a background loop may use, passed explicitly. */
@@ -19,5 +20,6 @@ export interface Deps {
   requestLog: RequestLog;
   channels: ChannelRegistry;
   wakeup: Wakeup;
+  estimator: DeliveryEstimator;
   now: () => Date;
 }

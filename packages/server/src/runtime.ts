@@ -22,6 +22,7 @@ import { webhookLoop } from './webhooks/webhook-loop.js';
 import { DeliveryEstimator } from './notifications/delivery-estimate.js';
 import { createDeliveryWorker } from './delivery/worker.js';
 import { createScheduleWorker } from './schedules/schedule-worker.js';
+import { receiptLoop } from './receipts/receipt-loop.js';
 
 export interface Herald {
   deps: Deps;
@@ -57,7 +58,7 @@ function embeddedSecret(dir: string, file: string, make: () => string): { value:
 
 /** Every background loop of the worker role. */
 function backgroundLoops(deps: Deps): JobLoop[] {
-  return [createDeliveryWorker(deps, deps.config.delivery), createScheduleWorker(deps), webhookLoop(deps)];
+  return [...Array.from({ length: deps.config.delivery.loops }, () => createDeliveryWorker(deps, deps.config.delivery)), createScheduleWorker(deps), webhookLoop(deps), receiptLoop(deps)];
 }
 
 /** Opens storage, applies migrations, builds the roles asked for, and starts listening. */

@@ -1,5 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { listenPostgres } from './listen-postgres.js';
 
 /** Anything that runs SQL: the database itself or one transaction on it. */
 export interface Queryable {
@@ -66,7 +67,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   });
   // An idle client losing its server (a PostgreSQL restart) must not crash the process.
   pool.on('error', () => {});
-  const listeners: pg.PoolClient[] = [];
+  const listeners = new Set<() => Promise<void>>();
   return {
     engine: 'postgres',
     async query(text, params) {
@@ -75,6 +76,13 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     async transaction(fn) {
       const client = await pool.connect();
       let broken = false;
+      // The pool stops listening for a client's errors while it is checked out, and pg emits
+      // 'error' when the connection drops (a database restart): unheard, that kills the process.
+      // The query in progress fails on its own; the client is discarded on release.
+      const onError = () => {
+        broken = true;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn({ query: async (text, params) => (await client.query(text, params as unknown[])).rows });
@@ -86,6 +94,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
         });
         throw error;
       } finally {
+        client.removeListener('error', onError);
         client.release(broken);
       }
     },
@@ -93,24 +102,30 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
       await pool.query(sql);
     },
     async listen(channel, onNotify) {
-      const client = await pool.connect();
-      listeners.push(client);
-      client.on('notification', (message) => {
-        if (message.channel === channel) onNotify(message.payload ?? '');
-      });
-      client.on('error', () => {});
-      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      const stop = await listenPostgres(pool, channel, onNotify);
+      listeners.add(stop);
       return async () => {
-        await client.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
-        client.release();
-        listeners.splice(listeners.indexOf(client), 1);
+        listeners.delete(stop);
+        await stop();
       };
     },
     async close() {
-      for (const client of listeners.splice(0)) client.release(true);
+      const stops = [...listeners];
+      listeners.clear();
+      await Promise.all(stops.map((stop) => stop()));
       await pool.end();
     },
   };
+}
+
+/**
+ * True when PostgreSQL refused a value a client sent that no text or jsonb column can hold: the NUL
+ * character (22021 in text, 22P05 as `\u0000` in jsonb). Every string of a request can carry one,
+ * so the refusal is the client's error (400), whichever statement met it first.
+ */
+export function isUnstorableText(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '22021' || code === '22P05';
 }
 
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03']);

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { isDatabaseUnavailable } from '../db/connection.js';
+import { isDatabaseUnavailable, isUnstorableText } from '../db/connection.js';
 import { ApiError, codeForStatus, errorBody } from './errors.js';
 import { describeValidationError } from './validation.js';
 
@@ -27,6 +27,9 @@ export function installErrorHandler(app: FastifyInstance): void {
       const message =
         FRAMEWORK_MESSAGES[fastifyError.code] ?? (error instanceof SyntaxError ? `Malformed JSON body: ${error.message}` : fastifyError.message);
       return reply.code(status).send(errorBody(status, codeForStatus(status), message));
+    }
+    if (isUnstorableText(error)) {
+      return reply.code(400).send(errorBody(400, 'VALIDATION_ERROR', 'Text must not contain the NUL character (\\u0000)'));
     }
     if (isDatabaseUnavailable(error)) {
       request.log.error({ err: error }, 'database unavailable');

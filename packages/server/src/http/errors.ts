@@ -21,11 +21,14 @@ export const ERROR_STATUS = {
   PROTOCOL_NOT_FOUND: 404,
   RECEIPT_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   DUPLICATE_IDEMPOTENCY_KEY: 409,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMIT_EXCEEDED: 429,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const;
@@ -65,12 +68,18 @@ export function codeForStatus(statusCode: number): ErrorCode {
       return 'NOT_FOUND';
     case 405:
       return 'METHOD_NOT_ALLOWED';
+    case 408:
+      return 'REQUEST_TIMEOUT';
     case 413:
       return 'PAYLOAD_TOO_LARGE';
+    case 414:
+      return 'URI_TOO_LONG';
     case 415:
       return 'UNSUPPORTED_MEDIA_TYPE';
     case 429:
       return 'RATE_LIMIT_EXCEEDED';
+    case 431:
+      return 'HEADERS_TOO_LARGE';
     case 503:
       return 'SERVICE_UNAVAILABLE';
     default:

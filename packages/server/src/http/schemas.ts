@@ -15,7 +15,8 @@ export const IsoDateTime = Type.String({ format: 'date-time' });
 /** `page` (from 1) and `limit` (1..max) query parameters with the given default limit. */
 export function pageQuery(defaultLimit: number, maxLimit = 100) {
   return {
-    page: Type.Integer({ minimum: 1, default: 1 }),
+    // Bounded so the offset stays a whole number PostgreSQL reads as bigint (page 1e20 did not).
+    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
     limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit }),
   };
 }
