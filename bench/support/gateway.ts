@@ -17,7 +17,7 @@ export const ENGINE_LABELS: Record<Engine, string> = {
   'postgres+redis': 'PostgreSQL + Redis rate limiter',
 };
 
-const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
+export const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
 
 export interface BenchGateway {
   engine: Engine;
