@@ -1,0 +1,100 @@
+/**
+ * The inputs the bad-input fuzzer found answered with a 5xx or outside the contract's error
+ * shape, pinned as plain requests so they stay fixed whatever seed the fuzzer draws.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ERROR_STATUS } from '../../packages/server/src/http/errors.js';
+import { ADMIN_TOKEN, call, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { registeredWallet } from '../support/wallets.js';
+import { isContractError } from './support/contract-error.js';
+import { rawRequest, type RawRequest } from './support/raw-http.js';
+
+describe('inputs the fuzzer found', () => {
+  let gw: TestGateway;
+  let port: number;
+  let protocol: TestProtocol;
+  let wallet: string;
+  let template: string;
+
+  before(async () => {
+    gw = await startGateway({ env: { HERALD_IP_RATE_LIMIT: '100000' } });
+    port = Number(new URL(gw.url).port);
+    protocol = await gw.createProtocol({ tier: 3 });
+    wallet = await registeredWallet(gw.url);
+    const created = await call(gw.url, protocol.apiKey, 'POST', '/v1/templates/email', {
+      name: 'found',
+      category: 'system',
+      subjectTemplate: 'Hi {{name}}',
+      htmlSource: '<p>{{name}}</p>',
+      textSource: '{{name}}',
+      serviceFooter: 'minimal',
+    });
+    template = created.body.templateId;
+  });
+  after(() => gw.close());
+
+  function assertRefused(res: { status: number; body: unknown }, status: number, code: string) {
+    const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
+    assert.equal(res.status, status, text);
+    assert.ok(isContractError(status, text), text);
+    assert.equal(JSON.parse(text).code, code);
+    assert.equal((ERROR_STATUS as Record<string, number>)[code], status);
+  }
+
+  it('answers a NUL character in a body, a path id or a query value with 400, not 500', async () => {
+    const note = { wallet, subject: 'Hello', body: 'World', category: 'system' };
+    for (const body of [
+      { ...note, subject: 'a\u0000b' },
+      { ...note, idempotencyKey: 'k\u0000' },
+      { ...note, templateVariables: { name: '\u0000' } },
+    ]) {
+      assertRefused(await call(gw.url, protocol.apiKey, 'POST', '/v1/notify', body), 400, 'VALIDATION_ERROR');
+    }
+    assertRefused(await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', { name: 'a\u0000', tier: 1 }), 400, 'VALIDATION_ERROR');
+    for (const path of ['/v1/notifications/%00', '/v1/schedule/abc%00', '/v1/requests?endpoint=%00']) {
+      assertRefused(await call(gw.url, protocol.apiKey, 'GET', path), 400, 'VALIDATION_ERROR');
+    }
+  });
+
+  it('refuses JSON nested deeper than 32 levels before it reaches the database', async () => {
+    const deep = (levels: number) => `{"wallet":"${wallet}","subject":"s","body":"b","category":"system","templateVariables":{"a":${'['.repeat(levels)}${']'.repeat(levels)}}}`;
+    assert.equal((await call(gw.url, protocol.apiKey, 'POST', '/v1/notify', deep(29))).status, 202, 'nesting within the limit is accepted');
+    for (const levels of [31, 1000, 100_000]) assertRefused(await call(gw.url, protocol.apiKey, 'POST', '/v1/notify', deep(levels)), 400, 'VALIDATION_ERROR');
+    assert.equal((await call(gw.url, undefined, 'GET', '/health')).status, 200, 'the embedded database is still up');
+  });
+
+  it('answers out-of-range numbers in the query and the path with 400', async () => {
+    assertRefused(await call(gw.url, protocol.apiKey, 'GET', '/v1/requests?page=99999999999999999999'), 400, 'VALIDATION_ERROR');
+    assertRefused(await call(gw.url, protocol.apiKey, 'GET', '/v1/notifications?page=1000001'), 400, 'VALIDATION_ERROR');
+    assert.equal((await call(gw.url, protocol.apiKey, 'GET', '/v1/notifications?page=1000000')).status, 200);
+    for (const version of ['3000000000', '99999999999999999999']) {
+      assertRefused(await call(gw.url, protocol.apiKey, 'GET', `/v1/templates/email/${template}/versions/${version}`), 400, 'VALIDATION_ERROR');
+    }
+  });
+
+  it('answers URLs the router refuses in the contract shape', async () => {
+    assertRefused(await call(gw.url, protocol.apiKey, 'GET', '/v1/notifications/%FF'), 400, 'VALIDATION_ERROR');
+    assertRefused(await call(gw.url, protocol.apiKey, 'GET', `/v1/notifications/${'a'.repeat(5000)}`), 414, 'URI_TOO_LONG');
+  });
+
+  it("answers requests Node's HTTP parser refuses in the contract shape", async () => {
+    const send = async (request: RawRequest) => (await rawRequest(port, request)).responses;
+    const cases: Array<[RawRequest, number, string]> = [
+      [{ method: 'GET', target: '/health', headers: [['Bad Header', 'x']] }, 400, 'VALIDATION_ERROR'],
+      [{ method: 'GET', target: '/health', headers: [['X-Control', 'a\x01b']] }, 400, 'VALIDATION_ERROR'],
+      [{ method: 'GET', target: '/health', headers: [['X-Huge', 'h'.repeat(20_000)]] }, 431, 'HEADERS_TOO_LARGE'],
+      [{ method: 'GET', target: '/v1/usage?x=\u00e9', headers: [['Authorization', `Bearer ${protocol.apiKey}`]] }, 400, 'VALIDATION_ERROR'],
+    ];
+    for (const [request, status, code] of cases) {
+      const responses = await send(request);
+      assert.equal(responses.length, 1, JSON.stringify(request.headers));
+      assertRefused({ status: responses[0].status, body: responses[0].body }, status, code);
+    }
+    // A Content-Length shorter than the body: the rest reads as a second, malformed request.
+    const body = Buffer.from(JSON.stringify({ wallet, subject: 's', body: 'b', category: 'system' }));
+    const split = await send({ method: 'POST', target: '/v1/notify', headers: [['Authorization', `Bearer ${protocol.apiKey}`], ['Content-Type', 'application/json']], body, framing: 'short' });
+    assert.ok(split.length >= 1);
+    for (const response of split) assert.ok(response.status < 500 && isContractError(response.status, response.body), `${response.status} ${response.body}`);
+  });
+});
