@@ -37,8 +37,12 @@ class QuotaRefused extends Error {}
 const fieldName = (mode: SubmitOptions['mode'], index: number, field: string) =>
   mode === 'single' ? field : `notifications[${index}].${field}`;
 
-/** Checks that need the tier or the database, before anything is written. */
-async function checkItems(deps: Deps, sender: Sender, items: NotifyInput[], mode: SubmitOptions['mode']) {
+/**
+ * Checks that need the tier or the database, before anything is written: body size for the tier,
+ * and each template's tier gate, existence and variables. Schedules run it at creation too.
+ * Returns the current version of each template used.
+ */
+export async function checkItems(deps: Deps, sender: Sender, items: NotifyInput[], mode: SubmitOptions['mode']) {
   const tier = tierOf(sender.protocol.tier);
   items.forEach((item, i) => {
     const size = Buffer.byteLength(item.body, 'utf8');

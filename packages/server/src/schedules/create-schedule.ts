@@ -3,9 +3,7 @@ import { ApiError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { loadReachability } from '../notifications/notification-store.js';
 import type { NotifyInput } from '../notifications/schemas.js';
-import type { Sender } from '../notifications/submit-notifications.js';
-import { currentTemplateVersions } from '../templates/current-versions.js';
-import { tierOf } from '../tiers.js';
+import { checkItems, type Sender } from '../notifications/submit-notifications.js';
 import { CronSyntaxError, parseCron } from './cron-expression.js';
 import { nextOccurrence } from './next-run.js';
 import { insertSchedule, type NewSchedule } from './schedule-store.js';
@@ -35,19 +33,12 @@ function zoneOf(timezone: string): string {
 
 /**
  * What the send path would refuse for the whole request, checked now so a schedule that can never
- * send is refused at creation: body size for the tier, template tier gate and existence (same
+ * send is refused at creation: body size for the tier, template tier gate, existence and variables (same
  * messages as POST /v1/notify), and an unregistered wallet (404, as a single send answers).
  * The send path checks all of it again at each run; the answers there become the run's outcome.
  */
 async function checkSendable(deps: Deps, sender: Sender, input: NotifyInput): Promise<void> {
-  const tier = tierOf(sender.protocol.tier);
-  const size = Buffer.byteLength(input.body, 'utf8');
-  if (size > tier.maxBodyBytes) throw new ApiError('VALIDATION_ERROR', `body is ${size} bytes; the ${tier.name} tier allows ${tier.maxBodyBytes}`);
-  if (input.templateId) {
-    if (sender.protocol.tier < 1) throw new ApiError('TIER_REQUIRED', 'Email templates need the Growth tier (1) or above');
-    const versions = await currentTemplateVersions(deps.db, sender.protocol.id, [input.templateId]);
-    if (!versions.has(input.templateId)) throw new ApiError('TEMPLATE_NOT_FOUND', `Template ${input.templateId} does not exist`);
-  }
+  await checkItems(deps, sender, [input], 'single');
   const reach = await loadReachability(deps.db, sender.protocol.id, [input.wallet]);
   if (!reach.has(input.wallet)) throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${input.wallet} has no identity with Herald`);
 }
