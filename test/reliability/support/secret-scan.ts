@@ -43,6 +43,9 @@ function patterns(needle: Needle): RegExp[] {
     return [new RegExp(escape(needle.value)), new RegExp(`(?<!\\d)${digits}(?!\\d)`)];
   }
   if (needle.kind === 'telegram chat id') return [new RegExp(`(?<![\\w-])${escape(needle.value)}(?![\\w-])`)];
+  // An all-digit value (a verification code) counts only as a number of its own: six digits
+  // inside a 77-digit field element of a verification key are not that code.
+  if (/^\d+$/.test(needle.value)) return [new RegExp(`(?<!\\d)${needle.value}(?!\\d)`)];
   return [new RegExp(escape(needle.value))];
 }
 
