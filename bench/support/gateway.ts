@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadConfig } from '../../packages/server/src/config.js';
-import { startHerald, type Herald } from '../../packages/server/src/runtime.js';
+import { startHerald, type Herald, type StartOptions } from '../../packages/server/src/runtime.js';
 
 export type Engine = 'pglite' | 'postgres' | 'postgres+redis';
 export const ENGINES: readonly Engine[] = ['pglite', 'postgres', 'postgres+redis'];
@@ -55,7 +55,7 @@ async function freshSchema(base: string): Promise<{ url: string; drop: () => Pro
   return { url: url.toString(), drop: () => adminQuery(base, `DROP SCHEMA IF EXISTS ${schema} CASCADE`) };
 }
 
-export async function startBenchGateway(engine: Engine, extraEnv: Record<string, string> = {}): Promise<BenchGateway> {
+export async function startBenchGateway(engine: Engine, extraEnv: Record<string, string> = {}, start: StartOptions = {}): Promise<BenchGateway> {
   const schema = engine === 'pglite' ? undefined : await freshSchema(databaseUrl());
   const env: Record<string, string> = {
     PORT: '0',
@@ -71,7 +71,7 @@ export async function startBenchGateway(engine: Engine, extraEnv: Record<string,
   };
   let herald: Herald;
   try {
-    herald = await startHerald(loadConfig(env), { announce: () => {} });
+    herald = await startHerald(loadConfig(env), { announce: () => {}, ...start });
   } catch (error) {
     await schema?.drop();
     throw error;

@@ -73,7 +73,7 @@ describe('request log', () => {
       assert.equal(res.body.total, 0, `endpoint=${decodeURIComponent(pattern)} matched ${JSON.stringify(res.body.items)}`);
     }
     // …and they match where a path really contains them.
-    const at = new Date();
+    const at = Date.now();
     await insertRequestLog(gw.herald.deps.db, [
       { protocolId: p.id, method: 'GET', endpoint: '/v1/templates/a%25b', statusCode: 404, latencyMs: 1, at },
       { protocolId: p.id, method: 'GET', endpoint: '/v1/templates/a_b', statusCode: 404, latencyMs: 1, at },
@@ -97,7 +97,7 @@ describe('request log', () => {
       endpoint: `/v1/notifications/n${i}`,
       statusCode: 202,
       latencyMs: i,
-      at: new Date(base + i * 1000),
+      at: base + i * 1000,
     }));
     await insertRequestLog(gw.herald.deps.db, rows);
 

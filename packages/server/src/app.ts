@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { accountRoutes } from './account/routes.js';
 import { adminRoutes } from './admin/routes.js';
@@ -12,7 +13,9 @@ import { installGuard } from './http/guard.js';
 import { answerClientError, answerFrameworkError } from './http/framework-errors.js';
 import { parseJsonBody } from './http/parse-json-body.js';
 import { ErrorSchema } from './http/schemas.js';
-import { validatorCompiler } from './http/validation.js';
+import { describeValidationError, validatorCompiler } from './http/validation.js';
+import { ApiError } from './http/errors.js';
+import type { ErrorObject } from 'ajv';
 import { engagementRoutes } from './engagement/routes.js';
 import { previewRoutes } from './notifications/preview-route.js';
 import { notificationRoutes } from './notifications/routes.js';
@@ -26,19 +29,26 @@ import { requestLogRoutes } from './request-log/routes.js';
 import { subscriptionRoutes } from './subscriptions/routes.js';
 import { webhookDeliveryRoutes } from './webhooks/delivery-routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
-import { randomUUID } from 'node:crypto';
+import { RequestLogger, requestIdGenerator } from './http/request-logger.js';
 
 /** Builds the HTTP app: every route module is registered here, by name. */
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+/**
+ * Routes a program embedding the gateway adds to it. They sit behind the same authentication,
+ * rate limits, request log and error model as every /v1 route.
+ */
+export type ExtraRoutes = (app: FastifyInstance) => void;
+
+export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<FastifyInstance> {
+  const nextRequestId = requestIdGenerator();
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     // Per-request lines would cost more than the request; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.config.bodyLimitBytes,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
-    },
+    genReqId: (req) => nextRequestId(req.headers['x-request-id']),
+    // Validation failures become the contract's error directly (Fastify's own builds an Error with a stack).
+    schemaErrorFormatter: (errors, dataVar) => new ApiError('VALIDATION_ERROR', describeValidationError(errors as ErrorObject[], dataVar)),
+    childLoggerFactory: (logger, bindings, options) => new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     // Slow or stalled clients are cut off instead of holding a socket forever.
     connectionTimeout: 0,
     requestTimeout: 30_000,
@@ -101,6 +111,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   await mcpRoutes(app, deps);
   openApiRoutes(app);
+  extraRoutes?.(app);
 
   return app;
 }

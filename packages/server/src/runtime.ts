@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { buildApp } from './app.js';
+import { buildApp, type ExtraRoutes } from './app.js';
 import { randomToken } from './auth/api-keys.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { Config } from './config.js';
@@ -37,6 +37,8 @@ export interface StartOptions {
   now?: () => Date;
   /** Printed once: the generated admin token of a fresh embedded data dir. */
   announce?: (line: string) => void;
+  /** Routes added to the API (see ExtraRoutes); the benchmarks add a do-nothing /v1 route. */
+  routes?: ExtraRoutes;
 }
 
 export function createLogger(config: Config): Logger {
@@ -121,7 +123,7 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     let app: FastifyInstance | undefined;
     let url: string | undefined;
     if (config.role !== 'worker') {
-      app = await buildApp(deps);
+      app = await buildApp(deps, options.routes);
       url = await app.listen({ port: config.port, host: config.host });
       log.info({ url, database: db.engine, role: config.role }, 'herald listening');
     }

@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { listenPostgres } from './listen-postgres.js';
 
@@ -45,6 +46,26 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   };
 }
 
+export const MAX_PREPARED = 1000;
+
+/**
+ * Names queries so that each PostgreSQL connection parses and plans a statement once and then
+ * only binds and executes it. The name is a digest of the text (equal texts share it, and pg
+ * refuses one name for two texts). Only the first MAX_PREPARED distinct texts are named, so SQL
+ * built at run time can never pile up prepared statements on the server.
+ */
+export function statementNamer(): (text: string) => string | undefined {
+  const names = new Map<string, string>();
+  return (text) => {
+    let name = names.get(text);
+    if (name === undefined && names.size < MAX_PREPARED) {
+      name = `h${createHash('sha1').update(text).digest('base64url')}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+}
+
 export interface PostgresOptions {
   url: string;
   max?: number;
@@ -68,10 +89,13 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   // An idle client losing its server (a PostgreSQL restart) must not crash the process.
   pool.on('error', () => {});
   const listeners = new Set<() => Promise<void>>();
+  const nameOf = statementNamer();
+  // Statements without parameters (migrations, one-off DDL) are left unnamed.
+  const statement = (text: string, params: unknown[] | undefined) => ({ text, values: params, name: params?.length ? nameOf(text) : undefined });
   return {
     engine: 'postgres',
     async query(text, params) {
-      return (await pool.query(text, params as unknown[])).rows;
+      return (await pool.query(statement(text, params))).rows;
     },
     async transaction(fn) {
       const client = await pool.connect();
@@ -85,7 +109,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await fn({ query: async (text, params) => (await client.query(text, params as unknown[])).rows });
+        const result = await fn({ query: async (text, params) => (await client.query(statement(text, params))).rows });
         await client.query('COMMIT');
         return result;
       } catch (error) {

@@ -38,13 +38,22 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 /** The one error type services throw; the error handler turns it into the contract's body. */
 export class ApiError extends Error {
   readonly statusCode: number;
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-    this.statusCode = ERROR_STATUS[code];
+  readonly code: ErrorCode;
+  readonly headers: Record<string, string>;
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+    // A client error is an answer, not a fault: its stack says nothing, and capturing one is
+    // most of what a 4xx costs (a rate-limited client may send thousands a second).
+    const status = ERROR_STATUS[code];
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (status < 500) Error.stackTraceLimit = 0;
+    try {
+      super(message);
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
+    this.statusCode = status;
+    this.code = code;
+    this.headers = headers;
   }
 }
 

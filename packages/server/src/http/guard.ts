@@ -49,8 +49,7 @@ function sameSecret(given: string, expected: string): boolean {
 export function installGuard(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest('auth', null);
 
-  async function limit(request: FastifyRequest, reply: FastifyReply, key: string, max: number) {
-    const result = await deps.limiter.check(key, max);
+  function enforce(reply: FastifyReply, result: RateLimitResult, max: number) {
     setRateHeaders(reply, result);
     if (!result.allowed) {
       // The limiter's clock, not deps.now(): the window and the wait must be measured alike.
@@ -61,10 +60,14 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     }
   }
 
-  const limitByIp = (request: FastifyRequest, reply: FastifyReply) => limit(request, reply, `ip:${request.ip}`, deps.config.ipRateLimit);
+  async function limit(reply: FastifyReply, key: string, max: number) {
+    enforce(reply, await deps.limiter.check(key, max), max);
+  }
 
-  app.addHook('onRequest', async (request, reply) => {
-    const access = accessOf(request);
+  const limitByIp = (request: FastifyRequest, reply: FastifyReply) => limit(reply, `ip:${request.ip}`, deps.config.ipRateLimit);
+  const limitProtocol = (reply: FastifyReply, owner: KeyOwner) => limit(reply, `p:${owner.protocol.id}`, tierOf(owner.protocol.tier).requestsPerSecond);
+
+  async function guard(request: FastifyRequest, reply: FastifyReply, access: Access) {
     if (access === 'key') {
       const owner = await deps.authenticator.authenticate(request.headers.authorization).catch(async (error: unknown) => {
         // The key could not be checked (database down): the 503 still carries rate-limit headers.
@@ -79,7 +82,7 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
         throw new ApiError('INVALID_API_KEY', message);
       }
       request.auth = owner;
-      return limit(request, reply, `p:${owner.protocol.id}`, tierOf(owner.protocol.tier).requestsPerSecond);
+      return limitProtocol(reply, owner);
     }
     await limitByIp(request, reply);
     if (access === 'admin') {
@@ -87,18 +90,43 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
       if (!deps.config.adminToken) throw new ApiError('INVALID_ADMIN_TOKEN', 'The admin API is disabled: set HERALD_ADMIN_TOKEN');
       if (!token || !sameSecret(token, deps.config.adminToken)) throw new ApiError('INVALID_ADMIN_TOKEN', 'Invalid admin token');
     }
+  }
+
+  // Callback style: a known key under an in-process rate limiter (the common case) is settled
+  // without a single promise; everything else takes the awaited path.
+  app.addHook('onRequest', (request, reply, done) => {
+    const access = accessOf(request);
+    if (access === 'key') {
+      const owner = deps.authenticator.peek(request.headers.authorization);
+      if (owner) {
+        const max = tierOf(owner.protocol.tier).requestsPerSecond;
+        const result = deps.limiter.checkSync(`p:${owner.protocol.id}`, max);
+        if (result) {
+          request.auth = owner;
+          try {
+            enforce(reply, result, max);
+          } catch (error) {
+            return done(error as Error);
+          }
+          return done();
+        }
+      }
+    }
+    guard(request, reply, access).then(() => done(), done);
   });
 
   // Callback style: recording is synchronous (a buffer push), so no promise per request.
   app.addHook('onResponse', (request, reply, done) => {
     if (!request.auth) return done();
+    const url = request.url;
+    const query = url.indexOf('?');
     deps.requestLog.record({
       protocolId: request.auth.protocol.id,
       method: request.method,
-      endpoint: request.url.split('?')[0],
+      endpoint: query === -1 ? url : url.slice(0, query),
       statusCode: reply.statusCode,
       latencyMs: Math.round(reply.elapsedTime),
-      at: deps.now(),
+      at: deps.now().getTime(),
     });
     done();
   });

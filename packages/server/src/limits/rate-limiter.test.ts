@@ -59,4 +59,17 @@ describe('RateLimiter with the in-process counter', () => {
     counter.hitSync('k0', 11);
     assert.equal((counter as unknown as { counts: Map<string, unknown> }).counts.size, 1);
   });
+
+  it('answers checkSync like check, sharing one budget', async () => {
+    const { limiter } = limiterAt(1_700_000_000_500);
+    const first = limiter.checkSync('p:a', 2)!;
+    assert.deepEqual([first.allowed, first.remaining, first.reset, first.retryAfter], [true, 1, 1_700_000_001, 1]);
+    assert.equal((await limiter.check('p:a', 2)).remaining, 0);
+    assert.equal(limiter.checkSync('p:a', 2)!.allowed, false);
+  });
+
+  it('has no checkSync answer for a counter that needs I/O', () => {
+    const shared = { hit: async () => 1, close: async () => {} };
+    assert.equal(new RateLimiter(shared).checkSync('p:a', 2), undefined);
+  });
 });

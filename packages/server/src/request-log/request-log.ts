@@ -7,7 +7,8 @@ export interface RequestLogEntry {
   endpoint: string;
   statusCode: number;
   latencyMs: number;
-  at: Date;
+  /** When it was answered, in Unix milliseconds (a number serialises several times faster than a Date). */
+  at: number;
 }
 
 const MAX_BUFFER = 5000;
@@ -55,18 +56,16 @@ export class RequestLog {
   }
 }
 
+/**
+ * One INSERT for the whole batch, sent as a single JSON parameter: serialising the entries is one
+ * native JSON.stringify, where per-column arrays cost the driver several times as much per row.
+ */
 export async function insertRequestLog(db: Queryable, batch: RequestLogEntry[]): Promise<void> {
   await db.query(
     `INSERT INTO request_log (protocol_id, method, endpoint, status_code, latency_ms, created_at)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::smallint[], $5::int[], $6::timestamptz[])`,
-    [
-      batch.map((e) => e.protocolId),
-      batch.map((e) => e.method),
-      batch.map((e) => e.endpoint),
-      batch.map((e) => e.statusCode),
-      batch.map((e) => e.latencyMs),
-      batch.map((e) => e.at),
-    ],
+     SELECT "protocolId", method, endpoint, "statusCode", "latencyMs", 'epoch'::timestamptz + at * interval '1 millisecond'
+     FROM json_to_recordset($1::json) AS r("protocolId" text, method text, endpoint text, "statusCode" smallint, "latencyMs" int, at bigint)`,
+    [JSON.stringify(batch)],
   );
 }
 
