@@ -31,15 +31,17 @@ export function contactFor(channel: Channel, contacts: Contacts | undefined): st
  * RFC 8058 one-click unsubscribe headers, all signed per notification.
  */
 export function composeMessage(n: DeliverableNotification, channel: Channel, to: string, links: TrackingLinks): OutboundMessage {
-  const unsubscribeUrl = links.link('unsubscribe', { notificationId: n.id });
+  // Only an email carries tracking and unsubscribe links: the other channels sign none.
+  const unsubscribeUrl = channel === 'email' ? links.link('unsubscribe', { notificationId: n.id }) : undefined;
   const common = {
     category: n.category as Category,
     protocolName: n.protocol_name,
     unsubscribeUrl,
-    openPixelUrl: links.link('open', { notificationId: n.id }),
-    rewriteLink: (url: string) => links.link('click', { notificationId: n.id, url }),
+    openPixelUrl: channel === 'email' ? links.link('open', { notificationId: n.id }) : undefined,
+    rewriteLink: channel === 'email' ? (url: string) => links.link('click', { notificationId: n.id, url }) : undefined,
   };
   if (n.template_id && !n.template) throw new Error(`template ${n.template_id} version of notification ${n.id} is missing`);
+  // The rendering makes each channel's format on first read: only this channel's is made.
   const rendered = n.template
     ? renderTemplatedNotification({ ...common, template: n.template, variables: n.template_variables ?? {} })
     : renderNotification({ ...common, subject: n.subject, body: n.body });

@@ -7,8 +7,11 @@ export interface Contacts {
   telegramChatId?: string;
 }
 
-/** Decrypted verified contacts of each wallet, in one query for a whole batch. */
-export async function loadContactsFor(db: Queryable, secrets: SecretBox, wallets: string[]): Promise<Map<string, Contacts>> {
+/**
+ * Verified contacts of each wallet, in one query for a whole batch. Each contact is decrypted when
+ * first read: a send needs one channel's contact, and whether a phone exists is known unopened.
+ */
+export async function loadContactsFor(db: Queryable, secrets: SecretBox, wallets: string[]): Promise<Map<string, Contacts & { hasPhone: boolean }>> {
   const rows = await db.query<{
     wallet: string;
     email_enc: string | null;
@@ -22,8 +25,28 @@ export async function loadContactsFor(db: Queryable, secrets: SecretBox, wallets
      FROM identities WHERE wallet = ANY($1::text[])`,
     [wallets],
   );
-  const open = (value: string | null) => (value ? secrets.decrypt(value) : undefined);
-  return new Map(
-    rows.map((row) => [row.wallet, { email: open(row.email_enc), phone: open(row.phone_enc), telegramChatId: open(row.telegram_chat_enc) }]),
-  );
+  return new Map(rows.map((row) => [row.wallet, sealedContacts(secrets, row.email_enc, row.phone_enc, row.telegram_chat_enc)]));
+}
+
+/** Contacts whose values are decrypted on first read. */
+function sealedContacts(secrets: SecretBox, email: string | null, phone: string | null, telegram: string | null): Contacts & { hasPhone: boolean } {
+  const opened = new Map<string, string>();
+  const open = (sealed: string | null) => {
+    if (!sealed) return undefined;
+    let value = opened.get(sealed);
+    if (value === undefined) opened.set(sealed, (value = secrets.decrypt(sealed)));
+    return value;
+  };
+  return {
+    hasPhone: phone !== null,
+    get email() {
+      return open(email);
+    },
+    get phone() {
+      return open(phone);
+    },
+    get telegramChatId() {
+      return open(telegram);
+    },
+  };
 }

@@ -3,6 +3,7 @@ import type { Channel, SendOutcome } from '../channels/provider.js';
 import type { Deps } from '../deps.js';
 import { TrackingLinks } from '../engagement/tracking-links.js';
 import { JobLoop } from '../jobs/loop.js';
+import { tableStatistics } from '../db/table-statistics.js';
 import { composeMessage, contactFor } from './compose-message.js';
 import { claimNotifications, commitSettlements, protocolNames, releaseClaims } from './delivery-store.js';
 import { loadContactsFor } from './load-contacts.js';
@@ -47,11 +48,12 @@ async function withRetries<T>(attempts: number, run: () => Promise<T>): Promise<
  */
 export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobLoop {
   const links = new TrackingLinks(deps.secrets, deps.config.publicUrl);
+  const statistics = tableStatistics(deps.db, 'notifications', deps.log);
   let stopping = false;
 
   async function send(
     n: Awaited<ReturnType<typeof claimNotifications>>[number],
-    contacts: Map<string, any>,
+    contacts: Awaited<ReturnType<typeof loadContactsFor>>,
     names: Map<string, string>,
     captured: CapturedMessage[],
   ) {
@@ -83,7 +85,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
       durationMs: performance.now() - started,
       now: deps.now(),
       policy: options.retry,
-      hasPhone: Boolean(walletContacts?.phone),
+      hasPhone: walletContacts?.hasPhone ?? false,
     });
   }
 
@@ -91,6 +93,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     if (stopping) return 0;
     const claimed = await claimNotifications(deps.db, options.batchSize, options.leaseMs, deps.now());
     if (claimed.length === 0) return 0;
+    if (claimed.length === options.batchSize) statistics.busy();
     const [contacts, names] = await Promise.all([
       loadContactsFor(deps.db, deps.secrets, [...new Set(claimed.map((n) => n.wallet))]),
       protocolNames(deps.db, [...new Set(claimed.map((n) => n.protocol_id))]),

@@ -107,8 +107,13 @@ describe('renderNotification', () => {
       body: '[a](https://a.example) [b](http://b.example) [m](mailto:m@example.com) [j](javascript:alert(1)) ![i](https://cdn.example/i.png)',
       rewriteLink: (url) => (seen.push(url), `https://herald.example/c/${seen.length}`),
     });
-    assert.deepEqual(seen, ['https://a.example', 'http://b.example']);
+    assert.deepEqual(seen, [], 'nothing is rendered for email before the email is read');
+    assert.match(out.telegramText, /<a href="https:\/\/a\.example">a<\/a>/);
+    assert.deepEqual(seen, [], 'reading the Telegram text renders no email');
     assert.match(out.html, /<a href="https:\/\/herald\.example\/c\/1" [^>]*>a<\/a> <a href="https:\/\/herald\.example\/c\/2" [^>]*>b<\/a>/);
+    assert.deepEqual(seen, ['https://a.example', 'http://b.example']);
+    assert.ok(out.text.length > 0);
+    assert.equal(seen.length, 2, 'the email is rendered once for its HTML and text parts');
     assert.match(out.html, /<a href="https:\/\/herald\.example\/u\/abc" /, 'the unsubscribe link is not rewritten');
     assert.match(out.telegramText, /<a href="https:\/\/a\.example">a<\/a>/, 'Telegram keeps the original links');
   });

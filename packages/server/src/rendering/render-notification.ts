@@ -53,22 +53,55 @@ export interface RenderedNotification {
 export function renderNotification(input: RenderInput): RenderedNotification {
   const subject = cleanSubject(input.subject);
   const body = parseMarkdown(stripControlChars(input.body));
-  const email = renderEmailLayout({
-    subject,
-    contentHtml: renderMarkdownHtml(body, { rewriteLink: input.rewriteLink }),
-    textContent: markdownToPlainText(body),
-    footer: input.footer,
-    protocolName: input.protocolName,
-    unsubscribeUrl: input.unsubscribeUrl,
-    openPixelUrl: input.openPixelUrl,
-    category: input.category,
+  return lazyRendering(subject, {
+    email: () =>
+      renderEmailLayout({
+        subject,
+        contentHtml: renderMarkdownHtml(body, { rewriteLink: input.rewriteLink }),
+        textContent: markdownToPlainText(body),
+        footer: input.footer,
+        protocolName: input.protocolName,
+        unsubscribeUrl: input.unsubscribeUrl,
+        openPixelUrl: input.openPixelUrl,
+        category: input.category,
+      }),
+    telegramText: () => renderTelegramText(subject, body),
+    smsText: () => renderSmsText(subject, body),
   });
-  const smsText = renderSmsText(subject, body);
+}
+
+/**
+ * A rendering whose channel formats are made on first read: the delivery worker needs one
+ * channel's (an email costs several times a Telegram or SMS text), the preview reads them all.
+ */
+export function lazyRendering(
+  subject: string,
+  make: { email: () => { html: string; text: string }; telegramText: () => string; smsText: () => string },
+): RenderedNotification {
+  const email = once(make.email);
+  const telegramText = once(make.telegramText);
+  const sms = once(() => {
+    const text = make.smsText();
+    return { text, ...countSmsSegments(text) };
+  });
   return {
     subject,
-    html: email.html,
-    text: email.text,
-    telegramText: renderTelegramText(subject, body),
-    sms: { text: smsText, ...countSmsSegments(smsText) },
+    get html() {
+      return email().html;
+    },
+    get text() {
+      return email().text;
+    },
+    get telegramText() {
+      return telegramText();
+    },
+    get sms() {
+      return sms();
+    },
   };
+}
+
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
 }

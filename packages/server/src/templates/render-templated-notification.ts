@@ -1,7 +1,6 @@
 import { cleanSubject, stripControlChars } from '../rendering/clean-text.js';
 import { renderEmailLayout } from '../rendering/email-layout.js';
-import type { Category, RenderedNotification, ServiceFooter } from '../rendering/render-notification.js';
-import { countSmsSegments } from '../rendering/sms.js';
+import { lazyRendering, type Category, type RenderedNotification, type ServiceFooter } from '../rendering/render-notification.js';
 import { escapeTelegramText, truncateTelegramHtml } from '../rendering/telegram.js';
 import { compileTemplate, type TemplateSources } from './compile-template.js';
 import { rewriteHtmlLinks } from './rewrite-html-links.js';
@@ -37,23 +36,19 @@ export function renderTemplatedNotification(input: TemplatedRenderInput): Render
   const rendered = compileTemplate(template, `${template.templateId}@${template.version}`).render(input.variables);
   const subject = cleanSubject(rendered.subject);
   const text = stripControlChars(rendered.text).trim();
-  const email = renderEmailLayout({
-    subject,
-    contentHtml: rewriteHtmlLinks(rendered.html, input.rewriteLink),
-    textContent: text,
-    footer: template.serviceFooter,
-    protocolName: input.protocolName,
-    unsubscribeUrl: input.unsubscribeUrl,
-    openPixelUrl: input.openPixelUrl,
-    category: input.category,
+  return lazyRendering(subject, {
+    email: () =>
+      renderEmailLayout({
+        subject,
+        contentHtml: rewriteHtmlLinks(rendered.html, input.rewriteLink),
+        textContent: text,
+        footer: template.serviceFooter,
+        protocolName: input.protocolName,
+        unsubscribeUrl: input.unsubscribeUrl,
+        openPixelUrl: input.openPixelUrl,
+        category: input.category,
+      }),
+    telegramText: () => truncateTelegramHtml([subject && `<b>${escapeTelegramText(subject)}</b>`, escapeTelegramText(text)].filter(Boolean).join('\n\n')),
+    smsText: () => [subject, text.replace(/\s+/g, ' ')].filter(Boolean).join(': '),
   });
-  const telegramText = truncateTelegramHtml([subject && `<b>${escapeTelegramText(subject)}</b>`, escapeTelegramText(text)].filter(Boolean).join('\n\n'));
-  const smsText = [subject, text.replace(/\s+/g, ' ')].filter(Boolean).join(': ');
-  return {
-    subject,
-    html: email.html,
-    text: email.text,
-    telegramText,
-    sms: { text: smsText, ...countSmsSegments(smsText) },
-  };
 }
