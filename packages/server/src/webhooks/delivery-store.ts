@@ -121,6 +121,52 @@ export async function recordAttempt(db: Queryable, record: AttemptRecord): Promi
   return { deactivated: row?.deactivated ?? false };
 }
 
+/** A successful attempt, written with others of its chain by recordSuccesses. */
+export interface SuccessRecord {
+  deliveryId: string;
+  lease: Date;
+  result: PostResult;
+  attempts: number;
+  at: Date;
+}
+
+/**
+ * Writes a chain's successful attempts (all of one endpoint) in one statement: the attempt rows,
+ * each delivery's `succeeded` state (only where the lease is still held), and the end of the
+ * endpoint's failure streak. What recordAttempt does for one success, for many.
+ */
+export async function recordSuccesses(db: Queryable, endpointId: string, records: SuccessRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const col = <T>(pick: (r: SuccessRecord) => T) => records.map(pick);
+  await db.query(
+    `WITH s AS (
+       SELECT * FROM unnest($2::text[], $3::timestamptz[], $4::smallint[], $5::int[], $6::text[], $7::int[], $8::timestamptz[])
+         AS s(delivery_id, lease, status_code, latency_ms, response_body, attempts, at)
+     ), attempt AS (
+       INSERT INTO webhook_attempts (delivery_id, status_code, latency_ms, response_body, error, created_at)
+       SELECT s.delivery_id, s.status_code, s.latency_ms, s.response_body, NULL, s.at FROM s
+       WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = s.delivery_id)
+     ), delivery AS (
+       UPDATE webhook_deliveries d SET
+         attempts = s.attempts, status = 'succeeded', next_attempt_at = NULL, locked_until = NULL,
+         last_status_code = s.status_code, last_error = NULL, completed_at = s.at
+       FROM s WHERE d.id = s.delivery_id AND d.locked_until = s.lease
+     )
+     UPDATE webhook_endpoints SET failing_since = NULL, updated_at = (SELECT max(at) FROM s)
+     WHERE id = $1 AND failing_since IS NOT NULL`,
+    [
+      endpointId,
+      col((r) => r.deliveryId),
+      col((r) => r.lease.toISOString()),
+      col((r) => r.result.statusCode),
+      col((r) => r.result.latencyMs),
+      col((r) => r.result.responseBody),
+      col((r) => r.attempts),
+      col((r) => r.at.toISOString()),
+    ],
+  );
+}
+
 /** Gives claimed deliveries back unsent (lease time running out, shutting down); they stay due. */
 export async function releaseDeliveries(db: Queryable, ids: string[], lease: Date): Promise<void> {
   if (ids.length) await db.query('UPDATE webhook_deliveries SET locked_until = NULL WHERE id = ANY($1::text[]) AND locked_until = $2', [ids, lease]);

@@ -1,10 +1,17 @@
 import { performance } from 'node:perf_hooks';
 import type { Deps } from '../deps.js';
-import { claimDeliveries, failDeliveries, loadDispatchRows, recordAttempt, releaseDeliveries, type DispatchRow } from './delivery-store.js';
+import { claimDeliveries, failDeliveries, loadDispatchRows, recordAttempt, recordSuccesses, releaseDeliveries, type DispatchRow, type SuccessRecord } from './delivery-store.js';
+import type { PostResult } from './post-webhook.js';
 import { eventEnvelope } from './event-payloads.js';
 import { fanOutEvents } from './fan-out-events.js';
+import { tableStatistics } from '../db/table-statistics.js';
 import { FAILING_ENDPOINT_LIMIT_MS, nextAttemptAt } from './retry-schedule.js';
 import type { WebhookSender } from './webhook-sender.js';
+
+/** Successful attempts of a chain written in one statement, at most. */
+const SUCCESS_BATCH = 100;
+/** How long a success may wait for others before it is written. */
+const SUCCESS_DELAY_MS = 50;
 
 export interface DispatcherOptions {
   sender: WebhookSender;
@@ -29,6 +36,7 @@ export class WebhookDispatcher {
   private readonly leaseMs: number;
   /** Called when a chain ends, so the loop can claim what was held back behind it. */
   onChainDone: () => void = () => {};
+  private readonly statistics;
 
   constructor(
     private readonly deps: Deps,
@@ -38,18 +46,21 @@ export class WebhookDispatcher {
     this.maxInFlight = options.maxInFlight ?? 2000;
     // Long enough for a few sends to a receiver that always takes the whole time limit.
     this.leaseMs = Math.max(60_000, 4 * options.sender.options.timeoutMs);
+    this.statistics = { events: tableStatistics(deps.db, 'events', deps.log), deliveries: tableStatistics(deps.db, 'webhook_deliveries', deps.log) };
   }
 
   /** One pass; answers how many events and deliveries it took on (0 = nothing to do). */
   async pass(): Promise<number> {
     if (this.stopping) return 0;
     const fannedOut = await fanOutEvents(this.deps.db, { now: this.deps.now(), limit: this.batchSize });
+    if (fannedOut === this.batchSize) this.statistics.events.busy();
     if (this.inFlight >= this.maxInFlight) await Promise.race(this.chains);
     const room = Math.min(this.batchSize, this.maxInFlight - this.inFlight);
     // Still full (or stopping): report work so the loop comes straight back rather than sleeping.
     if (room <= 0 || this.stopping) return fannedOut + 1;
     const ids = await claimDeliveries(this.deps.db, { now: this.deps.now(), limit: room, leaseMs: this.leaseMs });
     if (ids.length === 0) return fannedOut;
+    if (ids.length === room) this.statistics.deliveries.busy();
     const claimedAt = performance.now();
     const rows = await loadDispatchRows(this.deps.db, ids);
     const byEndpoint = new Map<string, DispatchRow[]>();
@@ -85,36 +96,80 @@ export class WebhookDispatcher {
     this.chains.add(chain);
   }
 
+  /**
+   * Sends a chain's deliveries in order. Successes are written together, up to SUCCESS_BATCH at a
+   * time and never more than SUCCESS_DELAY_MS after the first of them (one statement instead of
+   * one per event); a failure is written at once, after the successes before it, since it may
+   * deactivate the endpoint and end the chain. A process that dies holding unwritten successes
+   * leaves those rows leased: they are sent again when the lease expires (at-least-once, as for a
+   * death between a request and its record).
+   */
   private async runChain(rows: DispatchRow[], claimedAt: number) {
     const { db, now } = this.deps;
     // One claim statement gave every row the same lease.
     const lease = rows[0].locked_until;
+    const endpointId = rows[0].endpoint_id;
     const ids = (from: number) => rows.slice(from).map((row) => row.id);
     if (!rows[0].is_active) return failDeliveries(db, ids(0), lease, 'endpoint is inactive', now());
     const secret = this.deps.secrets.decrypt(rows[0].secret_enc);
     const target = await this.options.sender.target(rows[0].url);
-    for (const [index, row] of rows.entries()) {
-      // Never send on a lease that could lapse mid-request: another worker may claim the row then.
-      const leaseLeft = this.leaseMs - (performance.now() - claimedAt);
-      if (this.stopping || leaseLeft < this.options.sender.options.timeoutMs + 5000) return releaseDeliveries(db, ids(index), lease);
-      if (await this.attempt(row, secret, target)) return failDeliveries(db, ids(index + 1), lease, 'endpoint is inactive', now());
+    let successes: SuccessRecord[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let writing: Promise<void> = Promise.resolve();
+    // Writes run one after another; a timed write failing is logged, an awaited one throws.
+    const writeSuccesses = () => {
+      clearTimeout(timer);
+      timer = undefined;
+      const batch = successes;
+      successes = [];
+      writing = writing.catch(() => {}).then(() => recordSuccesses(db, endpointId, batch));
+      return writing;
+    };
+    try {
+      for (const [index, row] of rows.entries()) {
+        // Never send on a lease that could lapse mid-request: another worker may claim the row then.
+        const leaseLeft = this.leaseMs - (performance.now() - claimedAt);
+        if (this.stopping || leaseLeft < this.options.sender.options.timeoutMs + 5000) {
+          await writeSuccesses();
+          return await releaseDeliveries(db, ids(index), lease);
+        }
+        const result = await this.post(row, secret, target);
+        if (result.ok) {
+          successes.push({ deliveryId: row.id, lease: row.locked_until, result, attempts: row.attempts + 1, at: now() });
+          if (successes.length >= SUCCESS_BATCH) await writeSuccesses();
+          else if (!timer) {
+            timer = setTimeout(() => {
+              writeSuccesses().catch((error: unknown) => this.deps.log.error({ err: error, endpoint: endpointId }, 'could not record webhook deliveries'));
+            }, SUCCESS_DELAY_MS);
+          }
+          continue;
+        }
+        await writeSuccesses();
+        if (await this.recordFailure(row, result)) return await failDeliveries(db, ids(index + 1), lease, 'endpoint is inactive', now());
+      }
+    } finally {
+      await writeSuccesses();
     }
   }
 
-  /** Sends one delivery and records the attempt; answers whether that deactivated the endpoint. */
-  private async attempt(row: DispatchRow, secret: string, target: Awaited<ReturnType<WebhookSender['target']>>): Promise<boolean> {
+  /** One signed request for a delivery. */
+  private post(row: DispatchRow, secret: string, target: Awaited<ReturnType<WebhookSender['target']>>): Promise<PostResult> {
     const body = JSON.stringify(eventEnvelope({ id: row.event_id, type: row.event_type, data: row.event_data, created_at: row.event_created_at }));
-    const result = await this.options.sender.send(target, secret, body);
+    return this.options.sender.send(target, secret, body);
+  }
+
+  /** Records a failed attempt (retry or give up); answers whether it deactivated the endpoint. */
+  private async recordFailure(row: DispatchRow, result: PostResult): Promise<boolean> {
     const now = this.deps.now();
     const attempts = row.attempts + 1;
-    const retryAt = result.ok ? null : nextAttemptAt(attempts, now);
+    const retryAt = nextAttemptAt(attempts, now);
     const { deactivated } = await recordAttempt(this.deps.db, {
       deliveryId: row.id,
       endpointId: row.endpoint_id,
       lease: row.locked_until,
       result,
       attempts,
-      status: result.ok ? 'succeeded' : retryAt ? 'pending' : 'failed',
+      status: retryAt ? 'pending' : 'failed',
       nextAttemptAt: retryAt,
       now,
       trackEndpointHealth: true,
