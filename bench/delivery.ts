@@ -19,7 +19,7 @@ import { startHerald, type Herald } from '../packages/server/src/runtime.js';
 import { startSmtpServer } from '../test/support/smtp-server.js';
 import { startTelegramApi } from '../test/support/telegram-api.js';
 import { startTwilioApi } from '../test/support/twilio-api.js';
-import { machineFacts } from './support/report.js';
+import { machineFacts, postgresCpuSeconds } from './support/report.js';
 import { databaseUrl } from './support/gateway.js';
 
 const ADMIN = 'bench-admin-token-0123456789';
@@ -103,6 +103,8 @@ async function drain(label: string, count: number, extraEnv: Record<string, stri
   try {
     await seed(api, api.url!, count, 300);
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
+    const pgBefore = postgresCpuSeconds();
     const worker = await startHerald(loadConfig(env(s.url, key, { HERALD_ROLE: 'worker', ...extraEnv })), { announce: () => {} });
     let delivered = 0;
     while (delivered < count) {
@@ -111,10 +113,15 @@ async function drain(label: string, count: number, extraEnv: Record<string, stri
       if (performance.now() - started > 600_000) throw new Error('drain took over 10 minutes');
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const pgAfter = postgresCpuSeconds();
     await worker.close();
+    // This process holds the worker (and an idle API polling the count); PostgreSQL's own processes are read from /proc.
+    const gatewayMicros = (cpu.user + cpu.system) / count;
+    const pgMicros = pgBefore !== undefined && pgAfter !== undefined ? ((pgAfter - pgBefore) * 1e6) / count : NaN;
     const [{ failed }] = await api.deps.db.query<{ failed: number }>(`SELECT count(*)::int AS failed FROM notifications WHERE status <> 'delivered'`);
     process.stdout.write(
-      `| ${label} | ${count.toLocaleString('en-US')} | ${seconds.toFixed(1)} s | **${Math.round(count / seconds).toLocaleString('en-US')} /s** | ${failed} |\n`,
+      `| ${label} | ${count.toLocaleString('en-US')} | ${seconds.toFixed(1)} s | **${Math.round(count / seconds).toLocaleString('en-US')} /s** | ${Math.round(gatewayMicros)} | ${Number.isNaN(pgMicros) ? 'n/a' : Math.round(pgMicros)} | ${failed} |\n`,
     );
   } finally {
     await api.close();
@@ -180,7 +187,7 @@ export async function main(args: string[]): Promise<void> {
   if (values.batch) workerTuning.HERALD_WORKER_BATCH = values.batch;
   if (values.loops) workerTuning.HERALD_WORKER_LOOPS = values.loops;
   process.stdout.write(`## delivery: queued → delivered on PostgreSQL\n\n${machineFacts()}\nworker: ${JSON.stringify(workerTuning)} (gateway defaults otherwise)\n\n`);
-  process.stdout.write('| provider | notifications | drain time | deliveries/s | not delivered |\n|---|---|---|---|---|\n');
+  process.stdout.write('| provider | notifications | drain time | deliveries/s | gateway CPU µs/delivery | PostgreSQL CPU µs/delivery | not delivered |\n|---|---|---|---|---|---|---|\n');
   await drain('capture', count);
   const [smtp, telegram, twilio] = await Promise.all([startSmtpServer(), startTelegramApi(), startTwilioApi()]);
   try {

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, type } from 'node:os';
 import type { LoadResult } from './load.js';
 
@@ -68,4 +69,31 @@ export function describeFailures(rows: CaseResult[], expectedStatus: (number | u
     }
   }
   return notes;
+}
+
+/**
+ * CPU seconds used so far by the PostgreSQL server processes on this machine (Linux /proc), or
+ * undefined where that cannot be read. Differences over a phase show what the database spent on
+ * it; it includes every session, so a benchmark reads it while nothing else uses the server.
+ */
+export function postgresCpuSeconds(): number | undefined {
+  try {
+    const ticks = 100; // USER_HZ on Linux
+    let total = 0;
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        if (name !== 'postgres') continue;
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        total += (Number(fields[11]) + Number(fields[12])) / ticks;
+      } catch {
+        // the process ended while being read
+      }
+    }
+    return total;
+  } catch {
+    return undefined;
+  }
 }

@@ -32,22 +32,25 @@ export class CaptureProvider implements ChannelProvider {
   }
 }
 
+/** One INSERT for the batch, its messages sent as one JSON parameter (cheaper to encode than text arrays of whole emails). */
 export async function insertCaptured(db: Queryable, captured: CapturedMessage[]): Promise<void> {
   if (captured.length === 0) return;
-  const col = <T>(pick: (m: OutboundMessage) => T) => captured.map((c) => pick(c.message));
+  const rows = captured.map(({ id, message: m }) => ({
+    id,
+    protocol_id: m.meta.protocolId,
+    notification_id: m.meta.notificationId ?? null,
+    environment: m.meta.environment,
+    wallet: m.meta.wallet,
+    channel: m.channel,
+    subject: m.subject ?? null,
+    html: m.html ?? null,
+    text: m.text,
+  }));
   await db.query(
     `INSERT INTO captured_messages (id, protocol_id, notification_id, environment, wallet, channel, subject, html, text)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
-    [
-      captured.map((c) => c.id),
-      col((m) => m.meta.protocolId),
-      col((m) => m.meta.notificationId ?? null),
-      col((m) => m.meta.environment),
-      col((m) => m.meta.wallet),
-      col((m) => m.channel),
-      col((m) => m.subject ?? null),
-      col((m) => m.html ?? null),
-      col((m) => m.text),
-    ],
+     SELECT id, protocol_id, notification_id, environment, wallet, channel, subject, html, text
+     FROM json_to_recordset($1::json)
+       AS r(id text, protocol_id text, notification_id text, environment text, wallet text, channel text, subject text, html text, text text)`,
+    [JSON.stringify(rows)],
   );
 }

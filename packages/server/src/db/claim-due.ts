@@ -13,6 +13,8 @@ export interface ClaimTarget {
   /** Extra assignments made while claiming, e.g. `status = 'sending'`. */
   set?: string;
   idColumn?: string;
+  /** Columns returned for each claimed row (`job.<column>` each); every column when not given. */
+  returning?: string[];
 }
 
 export interface ClaimOptions {
@@ -47,6 +49,6 @@ export async function claimDue<T = Record<string, any>>(
     SET locked_until = $2${target.set ? `, ${target.set}` : ''}
     FROM due
     WHERE job.${id} = due.${id}
-    RETURNING job.*`;
+    RETURNING ${target.returning ? target.returning.map((column) => `job.${column}`).join(', ') : 'job.*'}`;
   return db.query<T>(sql, [now, new Date(now.getTime() + leaseMs), limit]);
 }

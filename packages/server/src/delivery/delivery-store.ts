@@ -28,6 +28,10 @@ export async function claimNotifications(db: Queryable, limit: number, leaseMs: 
       dueColumn: 'next_attempt_at',
       where: `status IN ('queued', 'sending')`,
       set: `status = 'sending', attempts = job.attempts + 1`,
+      returning: [
+        'id', 'protocol_id', 'environment', 'wallet', 'subject', 'body', 'category', 'priority', 'channel',
+        'fallback_channel', 'template_id', 'template_version', 'template_variables', 'attempts',
+      ],
     },
     { limit, leaseMs, now },
   );
@@ -93,8 +97,13 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
   const events = settled.filter((s) => s.event && written.has(s.id));
   if (events.length) {
     await db.query(
-      `INSERT INTO events (id, protocol_id, type, data, created_at)
-       SELECT e.id, n.protocol_id, e.type, e.data, $4 FROM unnest($1::text[], $2::text[], $3::jsonb[], $5::text[]) AS e(id, type, data, notification_id)
+      // An event no active endpoint of its protocol subscribes to is recorded as already fanned
+      // out: the fan-out would find nothing to send, and this spares it a pass and an update.
+      `INSERT INTO events (id, protocol_id, type, data, created_at, fanned_out_at)
+       SELECT e.id, n.protocol_id, e.type, e.data, $4,
+              CASE WHEN NOT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.protocol_id = n.protocol_id AND w.is_active AND e.type = ANY(w.events))
+                   THEN $4::timestamptz END
+       FROM unnest($1::text[], $2::text[], $3::jsonb[], $5::text[]) AS e(id, type, data, notification_id)
        JOIN notifications n ON n.id = e.notification_id`,
       [events.map(() => newId.event()), events.map((s) => s.event!.type), events.map((s) => JSON.stringify(s.event!.data)), now, events.map((s) => s.id)],
     );
