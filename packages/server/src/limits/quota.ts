@@ -16,24 +16,39 @@ export function periodOf(now: Date): { start: Date; next: Date } {
 
 const isoDate = (date: Date) => date.toISOString().slice(0, 10);
 
+/** A reservation of `count` sends in the protocol's period containing `now`. */
+export interface QuotaReservation {
+  protocol: QuotaProtocol;
+  count: number;
+  now: Date;
+}
+
 /**
- * Reserves `count` sends in the protocol's current period in one statement: the row lock makes
- * concurrent reservations queue, and the limit sits in the statement's WHERE, so the counter can
- * never pass the quota (unless overage is on). Returns false when the reservation does not fit.
- * Run it inside the transaction that writes the notifications so both commit or neither does.
+ * The reservation statement, parameters named by the caller: protocol id, period start (date),
+ * count, limit (null when overage is on). It returns a row only when the reservation fits: the row
+ * lock makes concurrent reservations queue, and the limit sits in the statement's WHERE, so the
+ * counter can never pass the quota.
+ */
+export const RESERVE_SENDS = (protocolId: string, period: string, count: string, limit: string) => `
+     INSERT INTO usage_periods AS u (protocol_id, period_start, sends)
+     SELECT ${protocolId}, ${period}::date, ${count}::int WHERE ${count}::int > 0 AND (${limit}::int IS NULL OR ${count}::int <= ${limit}::int)
+     ON CONFLICT (protocol_id, period_start) DO UPDATE SET sends = u.sends + EXCLUDED.sends
+       WHERE ${limit}::int IS NULL OR u.sends + EXCLUDED.sends <= ${limit}::int
+     RETURNING sends`;
+
+export function reservationParams({ protocol, count, now }: QuotaReservation): unknown[] {
+  const limit = protocol.overage_enabled ? null : tierOf(protocol.tier).monthlySends;
+  return [protocol.id, isoDate(periodOf(now).start), count, limit];
+}
+
+/**
+ * Reserves `count` sends in the protocol's current period in one statement (RESERVE_SENDS).
+ * Returns false when the reservation does not fit. Run it inside the transaction that writes the
+ * notifications so both commit or neither does.
  */
 export async function reserveSends(db: Queryable, protocol: QuotaProtocol, count: number, now: Date): Promise<boolean> {
   if (count === 0) return true;
-  const limit = protocol.overage_enabled ? null : tierOf(protocol.tier).monthlySends;
-  const period = isoDate(periodOf(now).start);
-  const rows = await db.query(
-    `INSERT INTO usage_periods AS u (protocol_id, period_start, sends)
-     SELECT $1, $2::date, $3::int WHERE $4::int IS NULL OR $3::int <= $4::int
-     ON CONFLICT (protocol_id, period_start) DO UPDATE SET sends = u.sends + EXCLUDED.sends
-       WHERE $4::int IS NULL OR u.sends + EXCLUDED.sends <= $4::int
-     RETURNING sends`,
-    [protocol.id, period, count, limit],
-  );
+  const rows = await db.query(RESERVE_SENDS('$1', '$2', '$3', '$4'), reservationParams({ protocol, count, now }));
   return rows.length === 1;
 }
 

@@ -1,6 +1,7 @@
 import type { Channel } from '../channels/provider.js';
 import type { Queryable } from '../db/connection.js';
 import type { Reachability } from './choose-channel.js';
+import { RESERVE_SENDS, reservationParams, type QuotaReservation } from '../limits/quota.js';
 
 export type NotificationStatus = 'queued' | 'sending' | 'delivered' | 'bounced' | 'failed' | 'opted_out';
 
@@ -68,15 +69,8 @@ const COLUMNS = `id, protocol_id, environment, wallet, subject, body, category, 
   idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id, last_error,
   write_receipt, receipt_status, receipt_failure_reason, receipt_requested_at, next_attempt_at, created_at, updated_at`;
 
-/**
- * Inserts the rows in one statement. Rows whose idempotency key is already taken (by a committed
- * row, a concurrent transaction that then commits, or an earlier row of the same batch) are skipped;
- * the ids actually inserted are returned.
- */
-export async function insertNotifications(db: Queryable, rows: NewNotification[]): Promise<Set<string>> {
-  const col = <T>(pick: (row: NewNotification) => T) => rows.map(pick);
-  const inserted = await db.query<{ id: string }>(
-    `INSERT INTO notifications (${COLUMNS})
+/** INSERT … SELECT of rows given as the 23 column arrays of rowArrays ($1 … $23). */
+const INSERT_ROWS = `INSERT INTO notifications (${COLUMNS})
      SELECT id, protocol_id, environment, wallet, subject, body, category, priority, preferred_channel, channel, status,
             idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id, last_error,
             write_receipt, receipt_status, receipt_failure_reason,
@@ -88,36 +82,74 @@ export async function insertNotifications(db: Queryable, rows: NewNotification[]
                  $19::text[], $20::boolean[], $21::text[], $22::text[], $23::timestamptz[])
           AS r(id, protocol_id, environment, wallet, subject, body, category, priority, preferred_channel, channel, status,
                idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id,
-               last_error, write_receipt, receipt_status, receipt_failure_reason, created_at)
+               last_error, write_receipt, receipt_status, receipt_failure_reason, created_at)`;
+
+function rowArrays(rows: NewNotification[]): unknown[] {
+  const col = <T>(pick: (row: NewNotification) => T) => rows.map(pick);
+  return [
+    col((r) => r.id),
+    col((r) => r.protocolId),
+    col((r) => r.environment),
+    col((r) => r.wallet),
+    col((r) => r.subject),
+    col((r) => r.body),
+    col((r) => r.category),
+    col((r) => r.priority),
+    col((r) => r.preferredChannel),
+    col((r) => r.channel),
+    col((r) => r.status),
+    col((r) => r.idempotencyKey),
+    col((r) => r.payloadHash),
+    col((r) => r.templateId),
+    col((r) => r.templateVersion),
+    col((r) => (r.templateVariables ? JSON.stringify(r.templateVariables) : null)),
+    col((r) => r.broadcastId),
+    col((r) => r.scheduleId),
+    col((r) => r.lastError),
+    col((r) => r.writeReceipt),
+    col((r) => r.receiptStatus),
+    col((r) => r.receiptFailureReason),
+    col((r) => r.createdAt.toISOString()),
+  ];
+}
+
+/**
+ * Inserts the rows in one statement. Rows whose idempotency key is already taken (by a committed
+ * row, a concurrent transaction that then commits, or an earlier row of the same batch) are skipped;
+ * the ids actually inserted are returned.
+ */
+export async function insertNotifications(db: Queryable, rows: NewNotification[]): Promise<Set<string>> {
+  const inserted = await db.query<{ id: string }>(
+    `${INSERT_ROWS}
      ON CONFLICT (protocol_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id`,
-    [
-      col((r) => r.id),
-      col((r) => r.protocolId),
-      col((r) => r.environment),
-      col((r) => r.wallet),
-      col((r) => r.subject),
-      col((r) => r.body),
-      col((r) => r.category),
-      col((r) => r.priority),
-      col((r) => r.preferredChannel),
-      col((r) => r.channel),
-      col((r) => r.status),
-      col((r) => r.idempotencyKey),
-      col((r) => r.payloadHash),
-      col((r) => r.templateId),
-      col((r) => r.templateVersion),
-      col((r) => (r.templateVariables ? JSON.stringify(r.templateVariables) : null)),
-      col((r) => r.broadcastId),
-      col((r) => r.scheduleId),
-      col((r) => r.lastError),
-      col((r) => r.writeReceipt),
-      col((r) => r.receiptStatus),
-      col((r) => r.receiptFailureReason),
-      col((r) => r.createdAt.toISOString()),
-    ],
+    rowArrays(rows),
   );
   return new Set(inserted.map((r) => r.id));
+}
+
+/**
+ * Reserves `reservation.count` sends (as reserveSends) and inserts the rows, in one statement and
+ * so one atomic step without a transaction around it: the rows are written only if the
+ * reservation fits. For rows without idempotency keys, which are all inserted; answers whether the
+ * reservation fitted (and so whether anything was written).
+ */
+export async function insertNotificationsReserving(db: Queryable, rows: NewNotification[], reservation: QuotaReservation): Promise<boolean> {
+  if (rows.some((row) => row.idempotencyKey !== null)) throw new Error('insertNotificationsReserving takes rows without idempotency keys');
+  const [{ reserved }] = await db.query<{ reserved: boolean }>(
+    `WITH reserve AS (
+       ${RESERVE_SENDS('$24', '$25', '$26', '$27')}
+     ), allowed AS (
+       SELECT $26::int = 0 OR EXISTS (SELECT 1 FROM reserve) AS ok
+     ), inserted AS (
+       ${INSERT_ROWS}
+       WHERE (SELECT ok FROM allowed)
+       RETURNING 1
+     )
+     SELECT (SELECT ok FROM allowed) AS reserved, (SELECT count(*) FROM inserted) AS inserted`,
+    [...rowArrays(rows), ...reservationParams(reservation)],
+  );
+  return reserved;
 }
 
 export interface IdempotentOriginal {
