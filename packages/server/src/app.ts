@@ -31,13 +31,13 @@ import { webhookDeliveryRoutes } from './webhooks/delivery-routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { RequestLogger, requestIdGenerator } from './http/request-logger.js';
 
-/** Builds the HTTP app: every route module is registered here, by name. */
 /**
  * Routes a program embedding the gateway adds to it. They sit behind the same authentication,
  * rate limits, request log and error model as every /v1 route.
  */
 export type ExtraRoutes = (app: FastifyInstance) => void;
 
+/** Builds the HTTP app: every route module is registered here, by name. */
 export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<FastifyInstance> {
   const nextRequestId = requestIdGenerator();
   const app = Fastify({

@@ -65,7 +65,8 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   }
 
   const limitByIp = (request: FastifyRequest, reply: FastifyReply) => limit(reply, `ip:${request.ip}`, deps.config.ipRateLimit);
-  const limitProtocol = (reply: FastifyReply, owner: KeyOwner) => limit(reply, `p:${owner.protocol.id}`, tierOf(owner.protocol.tier).requestsPerSecond);
+  /** A protocol's rate-limit key and its tier's requests per second. */
+  const protocolLimit = (owner: KeyOwner) => ({ key: `p:${owner.protocol.id}`, max: tierOf(owner.protocol.tier).requestsPerSecond });
 
   async function guard(request: FastifyRequest, reply: FastifyReply, access: Access) {
     if (access === 'key') {
@@ -82,7 +83,8 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
         throw new ApiError('INVALID_API_KEY', message);
       }
       request.auth = owner;
-      return limitProtocol(reply, owner);
+      const { key, max } = protocolLimit(owner);
+      return limit(reply, key, max);
     }
     await limitByIp(request, reply);
     if (access === 'admin') {
@@ -99,8 +101,8 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     if (access === 'key') {
       const owner = deps.authenticator.peek(request.headers.authorization);
       if (owner) {
-        const max = tierOf(owner.protocol.tier).requestsPerSecond;
-        const result = deps.limiter.checkSync(`p:${owner.protocol.id}`, max);
+        const { key, max } = protocolLimit(owner);
+        const result = deps.limiter.checkSync(key, max);
         if (result) {
           request.auth = owner;
           try {

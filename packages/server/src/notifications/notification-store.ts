@@ -144,9 +144,8 @@ export async function insertNotificationsReserving(db: Queryable, rows: NewNotif
      ), inserted AS (
        ${INSERT_ROWS}
        WHERE (SELECT ok FROM allowed)
-       RETURNING 1
      )
-     SELECT (SELECT ok FROM allowed) AS reserved, (SELECT count(*) FROM inserted) AS inserted`,
+     SELECT ok AS reserved FROM allowed`,
     [...rowArrays(rows), ...reservationParams(reservation)],
   );
   return reserved;

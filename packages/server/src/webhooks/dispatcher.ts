@@ -129,10 +129,7 @@ export class WebhookDispatcher {
       for (const [index, row] of rows.entries()) {
         // Never send on a lease that could lapse mid-request: another worker may claim the row then.
         const leaseLeft = this.leaseMs - (performance.now() - claimedAt);
-        if (this.stopping || leaseLeft < this.options.sender.options.timeoutMs + 5000) {
-          await writeSuccesses();
-          return await releaseDeliveries(db, ids(index), lease);
-        }
+        if (this.stopping || leaseLeft < this.options.sender.options.timeoutMs + 5000) return await releaseDeliveries(db, ids(index), lease);
         const result = await this.post(row, secret, target);
         if (result.ok) {
           successes.push({ deliveryId: row.id, lease: row.locked_until, result, attempts: row.attempts + 1, at: now() });
