@@ -16,6 +16,7 @@ import type { SecretBox } from '../packages/server/src/crypto/secret-box.js';
 import type { Queryable } from '../packages/server/src/db/connection.js';
 import { ENGINE_LABELS, startBenchGateway, type Engine } from './support/gateway.js';
 import { machineFacts } from './support/report.js';
+import { atLeastOne } from './support/options.js';
 
 const QUEUE_TARGET_S = 20;
 
@@ -42,14 +43,13 @@ function options(args: string[]): Options {
   });
   const engine = (values.engine ?? 'postgres') as Engine;
   if (engine !== 'postgres' && engine !== 'pglite') throw new Error(`--engine must be postgres or pglite, got "${engine}"`);
-  const whole = (raw: string | undefined, fallback: number) => (raw === undefined ? fallback : Math.max(1, Number.parseInt(raw, 10) || fallback));
   return {
     engine,
-    subscribers: whole(values.subscribers, 1_000_000),
+    subscribers: atLeastOne(values.subscribers, 1_000_000),
     deliver: !values['no-deliver'],
-    batch: String(whole(values.batch, 2000)),
-    concurrency: String(whole(values.concurrency, 100)),
-    timeoutS: whole(values.timeout, 3600),
+    batch: String(atLeastOne(values.batch, 2000)),
+    concurrency: String(atLeastOne(values.concurrency, 100)),
+    timeoutS: atLeastOne(values.timeout, 3600),
   };
 }
 

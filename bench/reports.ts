@@ -18,6 +18,7 @@ import type { Queryable } from '../packages/server/src/db/connection.js';
 import { seedSubscribers } from './broadcast.js';
 import { ENGINE_LABELS, startBenchGateway, type Engine } from './support/gateway.js';
 import { machineFacts } from './support/report.js';
+import { atLeastOne } from './support/options.js';
 
 const TARGET_MS = 200;
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -34,12 +35,11 @@ function options(args: string[]) {
   });
   const engine = (values.engine ?? 'postgres') as Engine;
   if (engine !== 'postgres' && engine !== 'pglite') throw new Error(`--engine must be postgres or pglite, got "${engine}"`);
-  const whole = (raw: string | undefined, fallback: number) => (raw === undefined ? fallback : Math.max(1, Number.parseInt(raw, 10) || fallback));
   return {
     engine,
-    notifications: whole(values.notifications, 1_000_000),
-    subscribers: whole(values.subscribers, 1_000_000),
-    requests: whole(values.requests, 30),
+    notifications: atLeastOne(values.notifications, 1_000_000),
+    subscribers: atLeastOne(values.subscribers, 1_000_000),
+    requests: atLeastOne(values.requests, 30),
   };
 }
 

@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { ENGINE_LABELS, ENGINES, startBenchGateway, type Engine } from './support/gateway.js';
 import { machineFacts } from './support/report.js';
+import { atLeastOne } from './support/options.js';
 
 const RECEIVER = `
 const http = require('node:http');
@@ -48,8 +49,7 @@ function options(args: string[]): Options {
   const { values } = parseArgs({ args, options: { engine: { type: 'string' }, events: { type: 'string' }, endpoints: { type: 'string' } } });
   const engines = (values.engine ?? process.env.BENCH_ENGINES ?? 'postgres').split(',').map((e) => e.trim()) as Engine[];
   for (const engine of engines) if (!ENGINES.includes(engine)) throw new Error(`unknown engine "${engine}"; use ${ENGINES.join(', ')}`);
-  const whole = (raw: string | undefined, fallback: number) => (raw === undefined ? fallback : Math.max(1, Number.parseInt(raw, 10) || fallback));
-  return { engines, events: whole(values.events, 2000), endpoints: Math.min(100, whole(values.endpoints, 20)) };
+  return { engines, events: atLeastOne(values.events, 2000), endpoints: Math.min(100, atLeastOne(values.endpoints, 20)) };
 }
 
 export async function main(args: string[]): Promise<void> {

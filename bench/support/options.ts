@@ -24,6 +24,11 @@ function whole(name: string, raw: string | undefined, fallback: number, min: num
   return Number(raw);
 }
 
+/** A whole-number option of at least 1; anything else (or nothing) gives the fallback. */
+export function atLeastOne(raw: string | undefined, fallback: number): number {
+  return raw === undefined ? fallback : Math.max(1, Number.parseInt(raw, 10) || fallback);
+}
+
 /** Reads a benchmark's arguments; `defaults` are the benchmark's own choices. */
 export function parseBenchOptions(args: string[], defaults: BenchOptions): BenchOptions {
   const { values } = parseArgs({
