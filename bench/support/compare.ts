@@ -1,6 +1,6 @@
 import type { AutocannonRequest } from 'autocannon';
 import { runLoad, type LoadSpec } from './load.js';
-import { describeFailures, formatTable, type CaseResult } from './report.js';
+import { describeFailures, formatTable, postgresCpuSeconds, type CaseResult } from './report.js';
 
 export interface BenchCase {
   name: string;
@@ -27,7 +27,7 @@ export interface LoadShape {
  * servers under test live in this process and only one is loaded at a time, so this process's CPU
  * time during a case, per answered request, is that server's cost per request (a figure other
  * processes on a shared machine disturb far less than requests/s). PostgreSQL's own processes are
- * not in it.
+ * not in it: their CPU time over the case is read from /proc and reported per request beside it.
  */
 export async function compareCases(title: string, cases: BenchCase[], shape: LoadShape): Promise<CaseResult[]> {
   const runs: Omit<CaseResult, 'shareOfBaseline'>[][] = cases.map(() => []);
@@ -37,10 +37,17 @@ export async function compareCases(title: string, cases: BenchCase[], shape: Loa
       process.stderr.write(`  ${title}: ${c.name} (${roundNote}${shape.warmupSec} s warm-up + ${shape.durationSec} s, ${shape.connections} connections)\n`);
       const spec: LoadSpec = { url: c.url, requests: c.requests, idReplacement: c.idReplacement, ...shape };
       let before = process.cpuUsage();
-      const result = await runLoad(spec, () => (before = process.cpuUsage()));
+      let postgresBefore = postgresCpuSeconds();
+      const result = await runLoad(spec, () => {
+        before = process.cpuUsage();
+        postgresBefore = postgresCpuSeconds();
+      });
       const cpu = process.cpuUsage(before);
-      const serverCpuMicrosPerRequest = result.total ? (cpu.user + cpu.system) / result.total : NaN;
-      runs[i].push({ name: c.name, result, itemsPerRequest: c.itemsPerRequest, serverCpuMicrosPerRequest });
+      const postgresAfter = postgresCpuSeconds();
+      const perRequest = (micros: number) => (result.total ? micros / result.total : NaN);
+      const serverCpuMicrosPerRequest = perRequest(cpu.user + cpu.system);
+      const postgresCpuMicrosPerRequest = postgresBefore === undefined || postgresAfter === undefined ? undefined : perRequest((postgresAfter - postgresBefore) * 1e6);
+      runs[i].push({ name: c.name, result, itemsPerRequest: c.itemsPerRequest, serverCpuMicrosPerRequest, postgresCpuMicrosPerRequest });
     }
   }
   // Each round's ratio compares runs a few seconds apart, so a slow change in what else the

@@ -9,6 +9,8 @@ export interface CaseResult {
   itemsPerRequest?: number;
   /** CPU time of the benchmark process (where the server runs) per answered request. */
   serverCpuMicrosPerRequest?: number;
+  /** CPU time of the PostgreSQL server processes per answered request (10 ms resolution). */
+  postgresCpuMicrosPerRequest?: number;
   /** Responses over every round, warm-ups included (what the server really handled). */
   answeredAllRounds?: number;
   /** Requests/s as a share of the first case's (the baseline), median over rounds. */
@@ -37,8 +39,8 @@ export function machineFacts(): string {
 /** A markdown table, with each row's requests/s as a share of the baseline's. */
 export function formatTable(rows: CaseResult[]): string {
   const withItems = rows.some((row) => row.itemsPerRequest);
-  const header = ['case', 'connections', 'seconds', 'requests/s (mean)', ...(withItems ? ['items/s'] : []), 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'server CPU µs/req', 'vs bare'];
-  const lines = rows.map(({ name, result, itemsPerRequest, serverCpuMicrosPerRequest, shareOfBaseline }) => [
+  const header = ['case', 'connections', 'seconds', 'requests/s (mean)', ...(withItems ? ['items/s'] : []), 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'server CPU µs/req', 'PostgreSQL CPU µs/req', 'vs bare'];
+  const lines = rows.map(({ name, result, itemsPerRequest, serverCpuMicrosPerRequest, postgresCpuMicrosPerRequest, shareOfBaseline }) => [
     name,
     String(result.connections),
     fixed(result.durationSec),
@@ -49,6 +51,7 @@ export function formatTable(rows: CaseResult[]): string {
     String(result.errors),
     String(result.non2xx),
     serverCpuMicrosPerRequest === undefined ? '' : fixed(serverCpuMicrosPerRequest, 1),
+    postgresCpuMicrosPerRequest === undefined ? '' : fixed(postgresCpuMicrosPerRequest, 1),
     `${(100 * shareOfBaseline).toFixed(1)}%`,
   ]);
   const all = [header, ...lines];
