@@ -27,18 +27,21 @@ describe('claimDue', () => {
       state text NOT NULL DEFAULT 'ready',
       due_at timestamptz NOT NULL,
       locked_until timestamptz,
-      attempts integer NOT NULL DEFAULT 0
+      attempts integer NOT NULL DEFAULT 0,
+      grp text NOT NULL DEFAULT 'a'
     )`);
+    await db.exec(`CREATE INDEX test_jobs_grp_due ON test_jobs (grp, due_at) WHERE state = 'ready'`);
+    await db.exec(`CREATE INDEX test_jobs_grp_lease ON test_jobs (grp, locked_until) WHERE state = 'ready'`);
   });
   after(async () => {
     await db.close();
     await drop?.();
   });
 
-  async function reset(rows: { id: number; dueMs: number; state?: string }[]) {
+  async function reset(rows: { id: number; dueMs: number; state?: string; grp?: string }[]) {
     await db.query('DELETE FROM test_jobs');
     for (const row of rows) {
-      await db.query('INSERT INTO test_jobs (id, due_at, state) VALUES ($1, $2, $3)', [row.id, at(row.dueMs), row.state ?? 'ready']);
+      await db.query('INSERT INTO test_jobs (id, due_at, state, grp) VALUES ($1, $2, $3, $4)', [row.id, at(row.dueMs), row.state ?? 'ready', row.grp ?? 'a']);
     }
   }
 
@@ -84,6 +87,58 @@ describe('claimDue', () => {
     ]);
     const claimed = await claimDue<{ id: number }>(db, target, { limit: 2, leaseMs: 30_000, now: T });
     assert.deepEqual(claimed.map((r) => r.id).sort(), [2, 3]);
+  });
+
+  describe('by group', () => {
+    const grouped = { ...target, group: { column: 'grp', perGroup: 2 } };
+    const claim = async (limit: number, now = T, leaseMs = 30_000) =>
+      (await claimDue<{ id: number; grp: string }>(db, grouped, { limit, leaseMs, now })).map((r) => r.id).sort((x, y) => x - y);
+
+    it('takes at most perGroup of each group, oldest rows of the group with the oldest row first', async () => {
+      await reset([
+        { id: 1, dueMs: -500, grp: 'b' },
+        { id: 2, dueMs: -400, grp: 'a' },
+        { id: 3, dueMs: -300, grp: 'b' },
+        { id: 4, dueMs: -200, grp: 'a' },
+        { id: 5, dueMs: -100, grp: 'b' },
+        { id: 6, dueMs: -50, grp: 'a' },
+        { id: 7, dueMs: -600, grp: 'c', state: 'done' },
+        { id: 8, dueMs: 5000, grp: 'd' },
+      ]);
+      assert.deepEqual(await claim(3), [1, 2, 3], "group b's oldest row is the oldest: its two first, then a's first");
+    });
+
+    it('skips a group while one of its rows is leased, and takes it again once that lease expires', async () => {
+      await reset([
+        { id: 1, dueMs: -500, grp: 'a' },
+        { id: 2, dueMs: -400, grp: 'a' },
+        { id: 3, dueMs: -300, grp: 'a' },
+        { id: 4, dueMs: -200, grp: 'b' },
+      ]);
+      assert.deepEqual(await claim(10, T, 1000), [1, 2, 4]);
+      await db.query('UPDATE test_jobs SET locked_until = NULL WHERE id = 4');
+      assert.deepEqual(await claim(10, at(10)), [4], "row 3 waits: group a's rows 1 and 2 are still leased");
+      await db.query(`UPDATE test_jobs SET state = 'done' WHERE id = 1`);
+      assert.deepEqual(await claim(10, at(20)), [], 'one leased row is enough to hold the group back');
+      assert.deepEqual(await claim(10, at(1001)), [2, 3], 'after the lease, the oldest due rows of the group again');
+    });
+
+    it('leaves groups whose rows are all in the future or excluded', async () => {
+      await reset([
+        { id: 1, dueMs: 1000, grp: 'a' },
+        { id: 2, dueMs: -100, grp: 'b', state: 'done' },
+      ]);
+      assert.deepEqual(await claim(10), []);
+    });
+
+    it('covers every group when many are ready, within the limit', async () => {
+      await db.query('DELETE FROM test_jobs');
+      await db.query(`INSERT INTO test_jobs (id, due_at, grp) SELECT g, $1::timestamptz - (g || ' ms')::interval, 'g' || (g % 40) FROM generate_series(1, 400) g`, [T]);
+      const first = await claimDue<{ grp: string }>(db, grouped, { limit: 1000, leaseMs: 30_000, now: T });
+      assert.equal(first.length, 80, 'two rows from each of the 40 groups');
+      assert.equal(new Set(first.map((r) => r.grp)).size, 40);
+      assert.deepEqual(await claim(1000), [], 'every group is now busy');
+    });
   });
 
   it('never gives one row to two concurrent claimers on separate connections', { skip: !onPostgres && 'needs PostgreSQL: PGlite serves one connection, so there is no concurrency to test' }, async () => {

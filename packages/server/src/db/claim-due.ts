@@ -15,6 +15,19 @@ export interface ClaimTarget {
   idColumn?: string;
   /** Columns returned for each claimed row (`job.<column>` each); every column when not given. */
   returning?: string[];
+  /** Claim by group (see claimDue): rows of one group are handed to one claimer at a time. */
+  group?: ClaimGroup;
+}
+
+/**
+ * Groups whose rows must be worked one claimer at a time (a webhook endpoint's deliveries). A
+ * group with a row under a live lease is skipped; the others are taken oldest due row first, at
+ * most `perGroup` rows each. Wants an index on (column, due column) and one on (column,
+ * locked_until), both restricted like `where`.
+ */
+export interface ClaimGroup {
+  column: string;
+  perGroup: number;
 }
 
 export interface ClaimOptions {
@@ -35,20 +48,46 @@ export async function claimDue<T = Record<string, any>>(
 ): Promise<T[]> {
   const id = target.idColumn ?? 'id';
   const table = target.table;
+  const due = target.dueColumn;
+  const where = target.where ? `AND (${target.where})` : '';
+  const claimable = `${due} <= $1 AND (locked_until IS NULL OR locked_until <= $1) ${where}`;
+  const pick = target.group
+    ? groupedPick(table, id, due, where, claimable, target.group)
+    : `SELECT ${id} FROM ${table} WHERE ${claimable} ORDER BY ${due} LIMIT $3 FOR UPDATE SKIP LOCKED`;
   const sql = `
-    WITH due AS (
-      SELECT ${id} FROM ${table}
-      WHERE ${target.dueColumn} <= $1
-        AND (locked_until IS NULL OR locked_until <= $1)
-        ${target.where ? `AND (${target.where})` : ''}
-      ORDER BY ${target.dueColumn}
-      LIMIT $3
-      FOR UPDATE SKIP LOCKED
-    )
+    WITH due AS (${pick})
     UPDATE ${table} AS job
     SET locked_until = $2${target.set ? `, ${target.set}` : ''}
     FROM due
     WHERE job.${id} = due.${id}
     RETURNING ${target.returning ? target.returning.map((column) => `job.${column}`).join(', ') : 'job.*'}`;
   return db.query<T>(sql, [now, new Date(now.getTime() + leaseMs), limit]);
+}
+
+/**
+ * The rows of a grouped claim. Reading the due rows in due order and skipping those of busy groups
+ * would read every due row when most groups are busy (one endpoint with a backlog, twenty busy
+ * endpoints); instead the distinct groups are listed by a skip scan (one index probe per group
+ * with claimable-by-`where` rows), busy groups are dropped by one probe each, the rest are ordered
+ * by their oldest due row, and each gives up to `perGroup` of its oldest due rows.
+ */
+function groupedPick(table: string, id: string, due: string, where: string, claimable: string, group: ClaimGroup): string {
+  const g = group.column;
+  return `
+    WITH RECURSIVE groups(g) AS (
+      (SELECT ${g} FROM ${table} WHERE true ${where} ORDER BY ${g} LIMIT 1)
+      UNION ALL
+      SELECT (SELECT ${g} FROM ${table} WHERE ${g} > groups.g ${where} ORDER BY ${g} LIMIT 1) FROM groups WHERE groups.g IS NOT NULL
+    ), ready AS MATERIALIZED (
+      SELECT groups.g, oldest.due FROM groups
+      CROSS JOIN LATERAL (SELECT ${due} AS due FROM ${table} WHERE ${g} = groups.g AND ${claimable} ORDER BY ${due} LIMIT 1) oldest
+      WHERE groups.g IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM ${table} WHERE ${g} = groups.g AND locked_until > $1 ${where})
+      ORDER BY oldest.due
+    )
+    SELECT rows.${id} FROM ready
+    CROSS JOIN LATERAL (
+      SELECT ${id} FROM ${table} WHERE ${g} = ready.g AND ${claimable} ORDER BY ${due} LIMIT ${Math.max(1, Math.floor(group.perGroup))} FOR UPDATE SKIP LOCKED
+    ) rows
+    LIMIT $3`;
 }

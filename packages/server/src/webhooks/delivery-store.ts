@@ -17,12 +17,15 @@ export interface DispatchRow {
   is_active: boolean;
 }
 
+/** Deliveries of one endpoint taken in one claim, at most: one chain's worth. */
+export const DELIVERIES_PER_ENDPOINT = 100;
+
 /**
- * Claims due pending deliveries, skipping every endpoint that already has a leased delivery (one
- * being sent by this or another worker), so one endpoint gets one request at a time. Two workers
- * claiming in the same instant can still both pick rows of one endpoint: the rule is best effort
- * across processes and exact within one. (The subquery names the outer row by its table name,
- * which claimDue leaves unaliased.)
+ * Claims due pending deliveries by endpoint: endpoints that already have a leased delivery (one
+ * being sent by this or another worker) are skipped, so one endpoint gets one request at a time,
+ * and each other endpoint gives up to DELIVERIES_PER_ENDPOINT of its oldest due deliveries, the
+ * endpoint with the oldest first. Two workers claiming in the same instant can still both pick
+ * rows of one endpoint: the rule is best effort across processes and exact within one.
  */
 export async function claimDeliveries(db: Queryable, { now, limit, leaseMs }: { now: Date; limit: number; leaseMs: number }): Promise<string[]> {
   const rows = await claimDue<{ id: string }>(
@@ -30,9 +33,9 @@ export async function claimDeliveries(db: Queryable, { now, limit, leaseMs }: { 
     {
       table: 'webhook_deliveries',
       dueColumn: 'next_attempt_at',
-      where: `status = 'pending' AND NOT EXISTS (
-        SELECT 1 FROM webhook_deliveries busy
-        WHERE busy.endpoint_id = webhook_deliveries.endpoint_id AND busy.status = 'pending' AND busy.locked_until > $1)`,
+      where: `status = 'pending'`,
+      group: { column: 'endpoint_id', perGroup: DELIVERIES_PER_ENDPOINT },
+      returning: ['id'],
     },
     { now, limit, leaseMs },
   );
