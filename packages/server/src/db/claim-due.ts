@@ -91,3 +91,20 @@ function groupedPick(table: string, id: string, due: string, where: string, clai
     ) rows
     LIMIT $3`;
 }
+
+/**
+ * The rows `claimDue` would take (ungrouped), locked with FOR UPDATE SKIP LOCKED for the rest of
+ * the caller's transaction instead of leased. For work that is finished inside that transaction:
+ * nothing is written to the rows to take them, other claimers skip them until the commit, and a
+ * process that dies before it leaves them as they were.
+ */
+export async function lockDue<T = Record<string, any>>(tx: Queryable, target: Omit<ClaimTarget, 'set' | 'group'>, { limit, now }: Omit<ClaimOptions, 'leaseMs'>): Promise<T[]> {
+  const where = target.where ? `AND (${target.where})` : '';
+  const columns = target.returning ? target.returning.join(', ') : '*';
+  return tx.query<T>(
+    `SELECT ${columns} FROM ${target.table}
+     WHERE ${target.dueColumn} <= $1 AND (locked_until IS NULL OR locked_until <= $1) ${where}
+     ORDER BY ${target.dueColumn} LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [now, limit],
+  );
+}

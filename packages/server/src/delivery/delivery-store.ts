@@ -1,43 +1,60 @@
 import type { Queryable } from '../db/connection.js';
-import { claimDue } from '../db/claim-due.js';
+import { lockDue } from '../db/claim-due.js';
 import { newId } from '../ids.js';
 import { loadTemplateVersions } from '../templates/template-store.js';
 import type { Settlement } from './settle.js';
 
-/** Claims due notifications, each with the template version it recorded (or null). */
-export async function claimNotifications(db: Queryable, limit: number, leaseMs: number, now: Date) {
-  const claimed = await claimDue<{
-    id: string;
-    protocol_id: string;
-    environment: 'production' | 'sandbox';
-    wallet: string;
-    subject: string;
-    body: string;
-    category: string;
-    priority: string;
-    channel: 'email' | 'telegram' | 'sms';
-    fallback_channel: 'sms' | null;
-    template_id: string | null;
-    template_version: number | null;
-    template_variables: Record<string, unknown> | null;
-    attempts: number;
-  }>(
-    db,
-    {
-      table: 'notifications',
-      dueColumn: 'next_attempt_at',
-      where: `status IN ('queued', 'sending')`,
-      set: `status = 'sending', attempts = job.attempts + 1`,
-      returning: [
-        'id', 'protocol_id', 'environment', 'wallet', 'subject', 'body', 'category', 'priority', 'channel',
-        'fallback_channel', 'template_id', 'template_version', 'template_variables', 'attempts',
-      ],
-    },
-    { limit, leaseMs, now },
+/** A due notification as the worker reads it. */
+export interface DueNotification {
+  id: string;
+  protocol_id: string;
+  environment: 'production' | 'sandbox';
+  wallet: string;
+  subject: string;
+  body: string;
+  category: string;
+  priority: string;
+  channel: 'email' | 'telegram' | 'sms';
+  fallback_channel: 'sms' | null;
+  template_id: string | null;
+  template_version: number | null;
+  template_variables: Record<string, unknown> | null;
+  /** Attempts including the one being made; doubles as the claim's fencing token. */
+  attempts: number;
+}
+
+const COLUMNS = [
+  'id', 'protocol_id', 'environment', 'wallet', 'subject', 'body', 'category', 'priority', 'channel',
+  'fallback_channel', 'template_id', 'template_version', 'template_variables', 'attempts',
+];
+const DUE = { table: 'notifications', dueColumn: 'next_attempt_at', where: `status IN ('queued', 'sending')`, returning: COLUMNS };
+
+/**
+ * Locks the due notifications for the caller's transaction (see lockDue), oldest due first. The
+ * rows are unchanged: `attempts` is answered as it will be once this attempt is made. The worker
+ * then leases the rows it must send through a provider (leaseNotifications) and settles the
+ * captured ones before the transaction ends.
+ */
+export async function lockDueNotifications(tx: Queryable, limit: number, now: Date): Promise<DueNotification[]> {
+  const rows = await lockDue<DueNotification>(tx, DUE, { limit, now });
+  for (const row of rows) row.attempts += 1;
+  return rows;
+}
+
+/** Marks locked rows `sending` under a lease until `lockedUntil`, counting the attempt. */
+export async function leaseNotifications(tx: Queryable, ids: string[], lockedUntil: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.query(
+    `UPDATE notifications SET status = 'sending', attempts = attempts + 1, locked_until = $2 WHERE id = ANY($1::text[])`,
+    [ids, lockedUntil],
   );
-  const refs = claimed.flatMap((n) => (n.template_id && n.template_version ? [{ templateId: n.template_id, version: n.template_version }] : []));
-  const templates = await loadTemplateVersions(db, refs);
-  return claimed.map((n) => ({ ...n, template: n.template_id ? (templates.get(`${n.template_id}@${n.template_version}`) ?? null) : null }));
+}
+
+/** The notifications with the template version each recorded (or null). */
+export async function withTemplates<T extends DueNotification>(db: Queryable, rows: T[]) {
+  const refs = rows.flatMap((n) => (n.template_id && n.template_version ? [{ templateId: n.template_id, version: n.template_version }] : []));
+  const templates = refs.length ? await loadTemplateVersions(db, refs) : new Map();
+  return rows.map((n) => ({ ...n, template: n.template_id ? (templates.get(`${n.template_id}@${n.template_version}`) ?? null) : null }));
 }
 
 export async function protocolNames(db: Queryable, ids: string[]): Promise<Map<string, string>> {
@@ -48,9 +65,10 @@ export async function protocolNames(db: Queryable, ids: string[]): Promise<Map<s
 /**
  * Writes a batch of outcomes in one transaction: the notification rows (only where this worker
  * still holds the claim, fenced by the attempt counter), every attempt record, and the events of
- * the rows that reached a final state. Returns the ids whose state was written.
+ * the rows that reached a final state. Returns the ids whose state was written. `held` rows are
+ * locked by the caller's transaction (lockDueNotifications) and were never leased: no fence.
  */
-export async function commitSettlements(db: Queryable, settled: Settlement[], now: Date): Promise<Set<string>> {
+export async function commitSettlements(db: Queryable, settled: Settlement[], now: Date, { held = false } = {}): Promise<Set<string>> {
   if (settled.length === 0) return new Set();
   const col = <T>(pick: (s: Settlement) => T) => settled.map(pick);
   const updated = await db.query<{ id: string }>(
@@ -64,7 +82,7 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
          THEN 'notification was not delivered (' || u.status || ')' ELSE n.receipt_failure_reason END
      FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[])
        AS u(id, token, status, attempts, fallback_channel, next_attempt_at, delivered_at, last_error)
-     WHERE n.id = u.id AND n.attempts = u.token AND n.status = 'sending'
+     WHERE n.id = u.id ${held ? '' : `AND n.attempts = u.token AND n.status = 'sending'`}
      RETURNING n.id`,
     [
       col((s) => s.id),

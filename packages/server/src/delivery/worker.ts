@@ -1,11 +1,12 @@
 import { insertCaptured, type CapturedMessage } from '../channels/capture.js';
 import type { Channel, SendOutcome } from '../channels/provider.js';
+import type { Queryable } from '../db/connection.js';
 import type { Deps } from '../deps.js';
 import { TrackingLinks } from '../engagement/tracking-links.js';
 import { JobLoop } from '../jobs/loop.js';
 import { tableStatistics } from '../db/table-statistics.js';
 import { composeMessage, contactFor } from './compose-message.js';
-import { claimNotifications, commitSettlements, protocolNames, releaseClaims } from './delivery-store.js';
+import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNames, releaseClaims, withTemplates, type DueNotification } from './delivery-store.js';
 import { loadContactsFor } from './load-contacts.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { settle, type Settlement } from './settle.js';
@@ -40,11 +41,15 @@ async function withRetries<T>(attempts: number, run: () => Promise<T>): Promise<
 }
 
 /**
- * The delivery worker: claims due notifications in batches, renders and sends each through its
- * channel's provider (per-channel concurrency), then commits every outcome, attempt record and
- * event of the batch in one transaction. Delivery is at-least-once: a worker killed between a
- * provider's acceptance and the commit leaves the row leased; when the lease expires another
- * worker sends it again.
+ * The delivery worker. Each pass locks a batch of due notifications in a transaction. Those whose
+ * provider is the capture provider (sandbox keys, channels without a provider) are rendered,
+ * captured and settled before that transaction commits: they go from `queued` to `delivered` in
+ * one write, and a worker that dies mid-batch leaves them queued. The others are leased and marked
+ * `sending` in the same transaction; after it commits they are rendered and sent through their
+ * channel's provider (per-channel concurrency), and every outcome, attempt record and event of
+ * the batch is committed in one more transaction. Delivery through a provider is at-least-once: a
+ * worker killed between a provider's acceptance and the commit leaves the row leased; when the
+ * lease expires another worker sends it again.
  */
 export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobLoop {
   const links = new TrackingLinks(deps.secrets, deps.config.publicUrl);
@@ -52,7 +57,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
   let stopping = false;
 
   async function send(
-    n: Awaited<ReturnType<typeof claimNotifications>>[number],
+    n: Awaited<ReturnType<typeof withTemplates<DueNotification>>>[number],
     contacts: Awaited<ReturnType<typeof loadContactsFor>>,
     names: Map<string, string>,
     captured: CapturedMessage[],
@@ -89,27 +94,27 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     });
   }
 
-  async function pass(): Promise<number> {
-    if (stopping) return 0;
-    const claimed = await claimNotifications(deps.db, options.batchSize, options.leaseMs, deps.now());
-    if (claimed.length === 0) return 0;
-    if (claimed.length === options.batchSize) statistics.busy();
-    const [contacts, names] = await Promise.all([
-      loadContactsFor(deps.db, deps.secrets, [...new Set(claimed.map((n) => n.wallet))]),
-      protocolNames(deps.db, [...new Set(claimed.map((n) => n.protocol_id))]),
+  const isCaptured = (n: DueNotification) => deps.channels.providerFor(n.fallback_channel ?? n.channel, n.environment) === deps.channels.capture;
+
+  /** Renders and sends (or captures) each notification, per-channel concurrency; answers the outcomes. */
+  async function sendAll(db: Queryable, rows: DueNotification[], captured: CapturedMessage[], unstarted: DueNotification[] | null): Promise<Settlement[]> {
+    const [withTemplate, contacts, names] = await Promise.all([
+      withTemplates(db, rows),
+      loadContactsFor(db, deps.secrets, [...new Set(rows.map((n) => n.wallet))]),
+      protocolNames(db, [...new Set(rows.map((n) => n.protocol_id))]),
     ]);
     const settled: Settlement[] = [];
-    const captured: CapturedMessage[] = [];
-    const unstarted: typeof claimed = [];
-    const byChannel = new Map<Channel, typeof claimed>();
-    for (const n of claimed) {
+    const byChannel = new Map<Channel, typeof withTemplate>();
+    for (const n of withTemplate) {
       const channel = n.fallback_channel ?? n.channel;
-      byChannel.set(channel, [...(byChannel.get(channel) ?? []), n]);
+      const group = byChannel.get(channel);
+      if (group) group.push(n);
+      else byChannel.set(channel, [n]);
     }
     await Promise.all(
       [...byChannel.values()].map((group) =>
         pool(group, options.concurrency, async (n) => {
-          if (stopping) {
+          if (stopping && unstarted) {
             unstarted.push(n);
             return;
           }
@@ -117,17 +122,35 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
         }),
       ),
     );
-    await withRetries(4, () =>
-      deps.db.transaction(async (tx) => {
-        await insertCaptured(tx, captured);
-        return commitSettlements(tx, settled, deps.now());
-      }),
-    );
+    return settled;
+  }
+
+  async function pass(): Promise<number> {
+    if (stopping) return 0;
+    const now = deps.now();
+    const { taken, live, settled: capturedSettled } = await deps.db.transaction(async (tx) => {
+      const due = await lockDueNotifications(tx, options.batchSize, now);
+      const live = due.filter((n) => !isCaptured(n));
+      await leaseNotifications(tx, live.map((n) => n.id), new Date(now.getTime() + options.leaseMs));
+      const captures = due.filter(isCaptured);
+      if (captures.length === 0) return { taken: due.length, live, settled: [] };
+      const captured: CapturedMessage[] = [];
+      const settled = await sendAll(tx, captures, captured, null);
+      await insertCaptured(tx, captured);
+      await commitSettlements(tx, settled, deps.now(), { held: true });
+      return { taken: due.length, live, settled };
+    });
+    if (taken === 0) return 0;
+    if (taken === options.batchSize) statistics.busy();
+    const unstarted: DueNotification[] = [];
+    const settled = live.length ? await sendAll(deps.db, live, [], unstarted) : [];
+    if (settled.length) await withRetries(4, () => deps.db.transaction((tx) => commitSettlements(tx, settled, deps.now())));
     await releaseClaims(deps.db, unstarted);
-    if (settled.some((s) => s.event)) deps.wakeup.notify('webhooks');
-    if (settled.some((s) => s.status === 'delivered')) deps.wakeup.notify('receipts');
-    if (settled.some((s) => s.status === 'queued' && s.nextAttemptAt && s.nextAttemptAt <= deps.now())) loop.wake();
-    return claimed.length;
+    const all = capturedSettled.length ? [...capturedSettled, ...settled] : settled;
+    if (all.some((s) => s.event)) deps.wakeup.notify('webhooks');
+    if (all.some((s) => s.status === 'delivered')) deps.wakeup.notify('receipts');
+    if (all.some((s) => s.status === 'queued' && s.nextAttemptAt && s.nextAttemptAt <= deps.now())) loop.wake();
+    return taken;
   }
 
   const loop = new JobLoop({ name: 'delivery', log: deps.log, idleMs: options.idleMs, pass });

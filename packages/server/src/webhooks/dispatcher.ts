@@ -9,7 +9,7 @@ import { FAILING_ENDPOINT_LIMIT_MS, nextAttemptAt } from './retry-schedule.js';
 import type { WebhookSender } from './webhook-sender.js';
 
 /** Successful attempts of a chain written in one statement, at most. */
-const SUCCESS_BATCH = 100;
+export const SUCCESS_BATCH = 100;
 /** How long a success may wait for others before it is written. */
 const SUCCESS_DELAY_MS = 50;
 
