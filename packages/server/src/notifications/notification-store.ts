@@ -1,6 +1,7 @@
 import type { Channel } from '../channels/provider.js';
 import type { Queryable } from '../db/connection.js';
 import type { Reachability } from './choose-channel.js';
+import { Coalescer } from '../db/coalescer.js';
 import { RESERVE_SENDS, reservationParams, type QuotaReservation } from '../limits/quota.js';
 
 export type NotificationStatus = 'queued' | 'sending' | 'delivered' | 'bounced' | 'failed' | 'opted_out';
@@ -36,7 +37,23 @@ export interface NewNotification {
  * reachable when its contact is stored and verified (linked, for Telegram).
  */
 export async function loadReachability(db: Queryable, protocolId: string, wallets: string[]): Promise<Map<string, Reachability>> {
+  return (await loadReachabilityMany(db, [{ protocolId, wallets }]))[0];
+}
+
+/** loadReachability for several senders' requests at once (one round trip), one map per request. */
+export async function loadReachabilityMany(db: Queryable, requests: { protocolId: string; wallets: string[] }[]): Promise<Map<string, Reachability>[]> {
+  const request: number[] = [];
+  const protocols: string[] = [];
+  const wallets: string[] = [];
+  requests.forEach((r, i) => {
+    for (const wallet of r.wallets) {
+      request.push(i);
+      protocols.push(r.protocolId);
+      wallets.push(wallet);
+    }
+  });
   const rows = await db.query<{
+    request: number;
     wallet: string;
     email: boolean;
     sms: boolean;
@@ -44,20 +61,20 @@ export async function loadReachability(db: Queryable, protocolId: string, wallet
     subscribed: boolean | null;
     channels: Channel[] | null;
   }>(
-    `SELECT i.wallet,
+    `SELECT q.request, i.wallet,
             (i.email_enc IS NOT NULL AND i.email_verified_at IS NOT NULL) AS email,
             (i.phone_enc IS NOT NULL AND i.phone_verified_at IS NOT NULL) AS sms,
             (i.telegram_chat_enc IS NOT NULL AND i.telegram_linked_at IS NOT NULL) AS telegram,
             s.subscribed, s.channels
-     FROM identities i
-     LEFT JOIN subscriptions s ON s.protocol_id = $1 AND s.wallet = i.wallet
-     WHERE i.wallet = ANY($2::text[])`,
-    [protocolId, wallets],
+     FROM unnest($1::int[], $2::text[], $3::text[]) AS q(request, protocol_id, wallet)
+     JOIN identities i ON i.wallet = q.wallet
+     LEFT JOIN subscriptions s ON s.protocol_id = q.protocol_id AND s.wallet = q.wallet`,
+    [request, protocols, wallets],
   );
-  const result = new Map<string, Reachability>();
+  const result = requests.map(() => new Map<string, Reachability>());
   for (const row of rows) {
     const verified = (['email', 'telegram', 'sms'] as const).filter((c) => row[c]);
-    result.set(row.wallet, {
+    result[row.request].set(row.wallet, {
       verified,
       subscription: row.subscribed === null ? undefined : { subscribed: row.subscribed, channels: row.channels ?? [] },
     });
@@ -150,6 +167,106 @@ export async function insertNotificationsReserving(db: Queryable, rows: NewNotif
   );
   return reserved;
 }
+
+/** A request's rows and the reservation they need, for insertNotificationsReservingMany. */
+export interface ReservingInsert {
+  rows: NewNotification[];
+  reservation: QuotaReservation;
+}
+
+/**
+ * insertNotificationsReserving for several requests in one statement; answers, per request,
+ * whether its reservation fitted (and so whether its rows were written). Each protocol's requests
+ * are reserved together, protocols in id order (so concurrent statements lock usage rows in the
+ * same order). When a protocol's requests do not fit together, each is tried again on its own,
+ * in order, so every request gets the answer it would have had alone.
+ */
+export async function insertNotificationsReservingMany(db: Queryable, inserts: ReservingInsert[]): Promise<boolean[]> {
+  if (inserts.length === 1) return [await insertNotificationsReserving(db, inserts[0].rows, inserts[0].reservation)];
+  const byProtocol = new Map<string, { params: unknown[]; count: number; requests: number[] }>();
+  inserts.forEach((insert, i) => {
+    const params = reservationParams(insert.reservation);
+    const group = byProtocol.get(insert.reservation.protocol.id);
+    if (!group) byProtocol.set(insert.reservation.protocol.id, { params, count: insert.reservation.count, requests: [i] });
+    else {
+      group.count += insert.reservation.count;
+      group.requests.push(i);
+      // A batch across a month boundary: the two periods are separate counters.
+      if (group.params[1] !== params[1]) group.count = Number.NaN;
+    }
+  });
+  const groups = [...byProtocol.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (groups.some(([, group]) => Number.isNaN(group.count))) return oneByOne(db, inserts);
+  const rows = inserts.flatMap((insert) => insert.rows);
+  if (rows.some((row) => row.idempotencyKey !== null)) throw new Error('insertNotificationsReservingMany takes rows without idempotency keys');
+  const allowed = await db.query<{ protocol_id: string }>(
+    `WITH want AS (
+       SELECT * FROM unnest($24::text[], $25::date[], $26::int[], $27::int[]) WITH ORDINALITY AS w(protocol_id, period_start, count, quota_limit, ord)
+     ), reserve AS (
+       INSERT INTO usage_periods AS u (protocol_id, period_start, sends)
+       SELECT protocol_id, period_start, count FROM want WHERE count > 0 AND (quota_limit IS NULL OR count <= quota_limit) ORDER BY ord
+       ON CONFLICT (protocol_id, period_start) DO UPDATE SET sends = u.sends + EXCLUDED.sends
+         WHERE u.sends + EXCLUDED.sends <= coalesce((SELECT w.quota_limit FROM want w WHERE w.protocol_id = u.protocol_id), 2147483647)
+       RETURNING protocol_id
+     ), allowed AS (
+       SELECT protocol_id FROM want WHERE count = 0 UNION ALL SELECT protocol_id FROM reserve
+     ), inserted AS (
+       ${INSERT_ROWS}
+       WHERE r.protocol_id IN (SELECT protocol_id FROM allowed)
+     )
+     SELECT protocol_id FROM allowed`,
+    [
+      ...rowArrays(rows),
+      groups.map(([id]) => id),
+      groups.map(([, group]) => group.params[1]),
+      groups.map(([, group]) => group.count),
+      groups.map(([, group]) => group.params[3]),
+    ],
+  );
+  const fitted = new Set(allowed.map((row) => row.protocol_id));
+  const answers = inserts.map((insert) => fitted.has(insert.reservation.protocol.id));
+  for (const [id, group] of groups) {
+    if (fitted.has(id) || group.requests.length === 1) continue;
+    // Too many together for what is left: each request on its own, first come first served.
+    for (const i of group.requests) answers[i] = await insertNotificationsReserving(db, inserts[i].rows, inserts[i].reservation);
+  }
+  return answers;
+}
+
+async function oneByOne(db: Queryable, inserts: ReservingInsert[]): Promise<boolean[]> {
+  const answers: boolean[] = [];
+  for (const insert of inserts) answers.push(await insertNotificationsReserving(db, insert.rows, insert.reservation));
+  return answers;
+}
+
+/**
+ * The send path's two statements for requests without idempotency keys (reachability, then the
+ * reserving insert), each run for many concurrent requests at once (see Coalescer): under load one
+ * statement and one commit serve a whole batch of requests instead of one each.
+ */
+export interface SendBatches {
+  reachability: Coalescer<{ protocolId: string; wallets: string[] }, Map<string, Reachability>>;
+  insert: Coalescer<ReservingInsert, boolean>;
+}
+
+const sendBatches = new WeakMap<Queryable, SendBatches>();
+
+/** The send batches of a database (one pair per database handle). */
+export function sendBatchesFor(db: Queryable): SendBatches {
+  let batches = sendBatches.get(db);
+  if (!batches) {
+    const options = { maxInFlight: SEND_BATCHES_IN_FLIGHT, maxBatch: 200 };
+    batches = {
+      reachability: new Coalescer((requests) => loadReachabilityMany(db, requests), options),
+      insert: new Coalescer((inserts) => insertNotificationsReservingMany(db, inserts), options),
+    };
+    sendBatches.set(db, batches);
+  }
+  return batches;
+}
+
+/** Statements of each kind running at once for the send path; more requests wait and join the next. */
+const SEND_BATCHES_IN_FLIGHT = 2;
 
 export interface IdempotentOriginal {
   id: string;

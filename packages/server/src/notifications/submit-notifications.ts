@@ -8,7 +8,7 @@ import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
 import { resolveSendTemplates } from '../templates/resolve-send-templates.js';
 import { tierOf } from '../tiers.js';
 import { chooseChannel } from './choose-channel.js';
-import { findByIdempotencyKeys, insertNotifications, insertNotificationsReserving, loadReachability, type NewNotification } from './notification-store.js';
+import { findByIdempotencyKeys, insertNotifications, loadReachability, sendBatchesFor, type NewNotification } from './notification-store.js';
 import type { Reachability } from './choose-channel.js';
 import { payloadHash } from './payload-hash.js';
 import type { NotifyInput } from './schemas.js';
@@ -121,9 +121,11 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
     if (items.every((item) => item.idempotencyKey === undefined)) {
       // Without idempotency keys every row is written: the rows and their reservation go in one
       // statement, atomic on its own (2 round trips instead of a transaction's 5). Reachability
-      // is read just before, as the transaction below reads it at its start.
-      const rows = buildRows(await loadReachability(deps.db, protocolId, wallets));
-      const reserved = await insertNotificationsReserving(deps.db, rows, { protocol: sender.protocol, count: billable(rows), now });
+      // is read just before, as the transaction below reads it at its start. Both statements
+      // are shared with other requests made at the same time (sendBatchesFor).
+      const batches = sendBatchesFor(deps.db);
+      const rows = buildRows(await batches.reachability.call({ protocolId, wallets }));
+      const reserved = await batches.insert.call({ rows, reservation: { protocol: sender.protocol, count: billable(rows), now } });
       if (!reserved) throw new QuotaRefused();
       results = rows.map(accepted);
     } else {

@@ -1,0 +1,138 @@
+/**
+ * Single sends made at the same time share their statements (the reachability read and the
+ * reserving insert run once for a batch of requests): each request must still get exactly the
+ * answer, channel and quota decision it would have had alone.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Database } from '../../packages/server/src/db/connection.js';
+import { newId } from '../../packages/server/src/ids.js';
+import { reserveSends, sendsThisPeriod, type QuotaProtocol } from '../../packages/server/src/limits/quota.js';
+import { insertNotificationsReservingMany, type NewNotification } from '../../packages/server/src/notifications/notification-store.js';
+import { call, startGateway, type TestGateway } from '../support/gateway.js';
+import { registeredWallet } from '../support/wallets.js';
+
+describe('concurrent single sends', () => {
+  let gw: TestGateway;
+  let db: Database;
+  let wallet: string;
+
+  before(async () => {
+    // The API alone: rows stay as the send path wrote them.
+    gw = await startGateway({ env: { HERALD_ROLE: 'api' } });
+    db = gw.herald.deps.db;
+    wallet = await registeredWallet(gw.url);
+  });
+  after(() => gw.close());
+
+  const notify = (key: string, subject: string) => call(gw.url, key, 'POST', '/v1/notify', { wallet, subject, body: 'Health factor 1.05', category: 'defi' });
+  const protocolRow = async (id: string) => (await db.query<QuotaProtocol>('SELECT id, tier, overage_enabled FROM protocols WHERE id = $1', [id]))[0];
+
+  it("gives each of 60 concurrent sends from three protocols its own protocol's channel choice", async () => {
+    const [plain, smsOnly, optedOut] = await Promise.all([gw.createProtocol(), gw.createProtocol(), gw.createProtocol()]);
+    assert.equal((await call(gw.url, smsOnly.apiKey, 'POST', '/v1/subscriptions', { walletAddress: wallet, channels: ['sms'] })).status, 201);
+    assert.equal((await call(gw.url, optedOut.apiKey, 'POST', '/v1/subscriptions', { walletAddress: wallet, channels: ['email'] })).status, 201);
+    assert.equal((await call(gw.url, optedOut.apiKey, 'DELETE', `/v1/subscriptions/${wallet}`)).status, 200);
+
+    const senders = [plain, smsOnly, optedOut];
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => notify(senders[i % 3].apiKey, `burst ${i}`)));
+    assert.deepEqual([...new Set(answers.map((a) => a.status))], [202]);
+    assert.equal(new Set(answers.map((a) => a.body.notificationId)).size, 60);
+    const expected = [
+      { status: 'queued', deliveryChannel: 'telegram' },
+      { status: 'queued', deliveryChannel: 'sms' },
+      { status: 'opted_out', deliveryChannel: null },
+    ];
+    answers.forEach((a, i) => assert.deepEqual({ status: a.body.status, deliveryChannel: a.body.deliveryChannel }, expected[i % 3], `send ${i}`));
+
+    for (const [i, sender] of senders.entries()) {
+      const rows = await db.query<{ subject: string; status: string; channel: string | null }>(
+        'SELECT subject, status, channel FROM notifications WHERE protocol_id = $1 ORDER BY subject',
+        [sender.id],
+      );
+      assert.equal(rows.length, 20);
+      for (const row of rows) {
+        assert.equal(Number(row.subject.split(' ')[1]) % 3, i, 'each row belongs to the protocol that sent it');
+        assert.deepEqual({ status: row.status, deliveryChannel: row.channel }, expected[i]);
+      }
+      assert.equal(await sendsThisPeriod(db, sender.id, new Date()), i === 2 ? 0 : 20, 'opted-out sends are not billed');
+    }
+  });
+
+  it('holds the quota exactly: 10 concurrent sends with 5 left give five 202 and five 402, and another protocol is not held back', async () => {
+    const growth = await gw.createProtocol({ tier: 1 });
+    const other = await gw.createProtocol({ tier: 1 });
+    assert.equal(await reserveSends(db, await protocolRow(growth.id), 49_995, new Date()), true);
+
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => notify(i % 2 ? other.apiKey : growth.apiKey, `quota ${i}`)),
+    );
+    const mine = answers.filter((_, i) => i % 2 === 0);
+    assert.deepEqual(
+      mine.map((a) => a.status).sort(),
+      [202, 202, 202, 202, 202, 402, 402, 402, 402, 402],
+    );
+    for (const refused of mine.filter((a) => a.status === 402)) assert.equal(refused.body.code, 'INSUFFICIENT_QUOTA');
+    assert.deepEqual([...new Set(answers.filter((_, i) => i % 2 === 1).map((a) => a.status))], [202]);
+    assert.equal(await sendsThisPeriod(db, growth.id, new Date()), 50_000);
+    const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM notifications WHERE protocol_id = $1', [growth.id]);
+    assert.equal(n, 5, 'only the accepted sends are written');
+  });
+
+  describe('insertNotificationsReservingMany', () => {
+    const rowsFor = (protocolId: string, count: number): NewNotification[] =>
+      Array.from({ length: count }, (_, i) => ({
+        id: newId.notification(), protocolId, environment: 'production', wallet, subject: `direct ${i}`, body: 'b', category: 'defi',
+        priority: 'normal', preferredChannel: null, channel: 'email', status: 'queued', idempotencyKey: null, payloadHash: 'h',
+        templateId: null, templateVersion: null, templateVariables: null, broadcastId: null, scheduleId: null, lastError: null,
+        writeReceipt: false, receiptStatus: 'disabled', receiptFailureReason: null, createdAt: new Date(),
+      }));
+    const count = async (protocolId: string) =>
+      (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM notifications WHERE protocol_id = $1', [protocolId]))[0].n;
+
+    it("answers per request: one protocol's refusal leaves the others' rows written", async () => {
+      const a = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
+      const full = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
+      assert.equal(await reserveSends(db, full, 50_000, new Date()), true);
+      const now = new Date();
+      const answers = await insertNotificationsReservingMany(db, [
+        { rows: rowsFor(a.id, 2), reservation: { protocol: a, count: 2, now } },
+        { rows: rowsFor(full.id, 1), reservation: { protocol: full, count: 1, now } },
+        { rows: rowsFor(a.id, 1), reservation: { protocol: a, count: 1, now } },
+      ]);
+      assert.deepEqual(answers, [true, false, true]);
+      assert.equal(await count(a.id), 3);
+      assert.equal(await count(full.id), 0);
+      assert.equal(await sendsThisPeriod(db, a.id, now), 3);
+      assert.equal(await sendsThisPeriod(db, full.id, now), 50_000);
+    });
+
+    it('tries requests of a protocol one by one, in order, when together they do not fit', async () => {
+      const p = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
+      assert.equal(await reserveSends(db, p, 49_997, new Date()), true);
+      const now = new Date();
+      const answers = await insertNotificationsReservingMany(db, [
+        { rows: rowsFor(p.id, 2), reservation: { protocol: p, count: 2, now } },
+        { rows: rowsFor(p.id, 2), reservation: { protocol: p, count: 2, now } },
+        { rows: rowsFor(p.id, 1), reservation: { protocol: p, count: 1, now } },
+      ]);
+      assert.deepEqual(answers, [true, false, true], '2 fit, then 2 more do not, then the last 1 does');
+      assert.equal(await count(p.id), 3);
+      assert.equal(await sendsThisPeriod(db, p.id, now), 50_000);
+    });
+
+    it('writes sandbox rows (nothing to reserve) of a protocol whose quota is used up', async () => {
+      const full = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
+      assert.equal(await reserveSends(db, full, 50_000, new Date()), true);
+      const now = new Date();
+      const sandbox = rowsFor(full.id, 2).map((row) => ({ ...row, environment: 'sandbox' as const }));
+      const other = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
+      const answers = await insertNotificationsReservingMany(db, [
+        { rows: sandbox, reservation: { protocol: full, count: 0, now } },
+        { rows: rowsFor(other.id, 1), reservation: { protocol: other, count: 1, now } },
+      ]);
+      assert.deepEqual(answers, [true, true]);
+      assert.equal(await count(full.id), 2);
+    });
+  });
+});
