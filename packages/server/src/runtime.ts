@@ -117,7 +117,7 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     if (loops.length) {
       await deps.wakeup.listen();
       for (const loop of loops) loop.start();
-      log.info({ role: config.role, loops: loops.length, database: db.engine }, 'herald background loops running');
+      log.info({ loops: loops.length, database: db.engine }, 'herald background loops running');
     }
 
     let app: FastifyInstance | undefined;
@@ -125,7 +125,7 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     if (config.role !== 'worker') {
       app = await buildApp(deps, options.routes);
       url = await app.listen({ port: config.port, host: config.host });
-      log.info({ url, database: db.engine, role: config.role }, 'herald listening');
+      log.info({ url, database: db.engine }, 'herald listening');
     }
 
     let closing: Promise<void> | undefined;
