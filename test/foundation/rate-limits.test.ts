@@ -156,6 +156,7 @@ const shared = Boolean(process.env.REDIS_URL && onPostgres);
 
 describe('rate limits across two API processes sharing Redis', { skip: !shared && 'needs REDIS_URL and DATABASE_URL' }, () => {
   let urls: string[];
+  let servers: ReturnType<typeof spawnServer>[];
   let drop: () => Promise<void>;
 
   before(async () => {
@@ -172,7 +173,7 @@ describe('rate limits across two API processes sharing Redis', { skip: !shared &
       LOG_LEVEL: 'info',
     };
     // Both start (and migrate) at once, as a scaled-out deployment does.
-    const servers = [spawnServer(env), spawnServer(env)];
+    servers = [spawnServer(env), spawnServer(env)];
     urls = await Promise.all(servers.map((s) => s.listening()));
   });
   after(async () => {
@@ -181,12 +182,22 @@ describe('rate limits across two API processes sharing Redis', { skip: !shared &
   });
 
   it('holds the tier limit across both processes', async () => {
-    const dev = await createProtocol(urls[0], { tier: 0 });
-    // Both processes have a live Redis connection before the burst.
-    for (const url of urls) assert.equal((await call(url, undefined, 'GET', '/health')).status, 200);
-    const results = await inOneSecond(() =>
-      Promise.all(Array.from({ length: 8 }, (_, i) => call(urls[i % 2], dev.apiKey, 'GET', '/v1/usage'))),
-    );
+    // A process whose Redis call takes longer than the limiter allows (250 ms: a loaded machine,
+    // a process that has just started) counts on its own for that request, by design, and logs the
+    // switch. A burst during which that happened says nothing about the shared counter: try again.
+    const degradations = () => servers.reduce((n, server) => n + server.stdout().split('Redis unavailable').length - 1, 0);
+    for (const url of urls) for (let i = 0; i < 5; i++) await call(url, undefined, 'GET', '/health');
+    let results: Res[] = [];
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const dev = await createProtocol(urls[0], { tier: 0 });
+      // Both processes have a live Redis connection before the burst.
+      for (const url of urls) assert.equal((await call(url, undefined, 'GET', '/health')).status, 200);
+      const before = degradations();
+      results = await inOneSecond(() =>
+        Promise.all(Array.from({ length: 8 }, (_, i) => call(urls[i % 2], dev.apiKey, 'GET', '/v1/usage'))),
+      );
+      if (degradations() === before) break;
+    }
     const statuses = results.map((r) => r.status);
     const passed = statuses.filter((s) => s === 200).length;
     assert.ok(passed <= 2, `at most 2 of 8 pass across both processes, got ${statuses}`);
