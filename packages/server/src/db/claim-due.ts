@@ -48,12 +48,7 @@ export async function claimDue<T = Record<string, any>>(
 ): Promise<T[]> {
   const id = target.idColumn ?? 'id';
   const table = target.table;
-  const due = target.dueColumn;
-  const where = target.where ? `AND (${target.where})` : '';
-  const claimable = `${due} <= $1 AND (locked_until IS NULL OR locked_until <= $1) ${where}`;
-  const pick = target.group
-    ? groupedPick(table, id, due, where, claimable, target.group)
-    : `SELECT ${id} FROM ${table} WHERE ${claimable} ORDER BY ${due} LIMIT $3 FOR UPDATE SKIP LOCKED`;
+  const pick = target.group ? groupedPick(target, id, target.group) : dueRows(target, id, '$3');
   const sql = `
     WITH due AS (${pick})
     UPDATE ${table} AS job
@@ -71,7 +66,10 @@ export async function claimDue<T = Record<string, any>>(
  * with claimable-by-`where` rows), busy groups are dropped by one probe each, the rest are ordered
  * by their oldest due row, and each gives up to `perGroup` of its oldest due rows.
  */
-function groupedPick(table: string, id: string, due: string, where: string, claimable: string, group: ClaimGroup): string {
+function groupedPick(target: ClaimTarget, id: string, group: ClaimGroup): string {
+  const { table, dueColumn: due } = target;
+  const where = whereClause(target);
+  const claimable = claimableRows(target);
   const g = group.column;
   return `
     WITH RECURSIVE groups(g) AS (
@@ -99,12 +97,21 @@ function groupedPick(table: string, id: string, due: string, where: string, clai
  * process that dies before it leaves them as they were.
  */
 export async function lockDue<T = Record<string, any>>(tx: Queryable, target: Omit<ClaimTarget, 'set' | 'group'>, { limit, now }: Omit<ClaimOptions, 'leaseMs'>): Promise<T[]> {
-  const where = target.where ? `AND (${target.where})` : '';
   const columns = target.returning ? target.returning.join(', ') : '*';
-  return tx.query<T>(
-    `SELECT ${columns} FROM ${target.table}
-     WHERE ${target.dueColumn} <= $1 AND (locked_until IS NULL OR locked_until <= $1) ${where}
-     ORDER BY ${target.dueColumn} LIMIT $2 FOR UPDATE SKIP LOCKED`,
-    [now, limit],
-  );
+  return tx.query<T>(dueRows(target, columns, '$2'), [now, limit]);
+}
+
+/** ` AND (where)`, or nothing. */
+function whereClause(target: Pick<ClaimTarget, 'where'>): string {
+  return target.where ? `AND (${target.where})` : '';
+}
+
+/** The condition of a claimable row: due at $1, its lease free or expired, and `where`. */
+function claimableRows(target: Pick<ClaimTarget, 'dueColumn' | 'where'>): string {
+  return `${target.dueColumn} <= $1 AND (locked_until IS NULL OR locked_until <= $1) ${whereClause(target)}`;
+}
+
+/** The claimable rows, oldest due first, at most `limit` (a parameter), skipping rows locked by others. */
+function dueRows(target: Pick<ClaimTarget, 'table' | 'dueColumn' | 'where'>, columns: string, limit: string): string {
+  return `SELECT ${columns} FROM ${target.table} WHERE ${claimableRows(target)} ORDER BY ${target.dueColumn} LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
 }

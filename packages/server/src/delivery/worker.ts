@@ -130,9 +130,10 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     const now = deps.now();
     const { taken, live, settled: capturedSettled } = await deps.db.transaction(async (tx) => {
       const due = await lockDueNotifications(tx, options.batchSize, now);
-      const live = due.filter((n) => !isCaptured(n));
+      const captures: DueNotification[] = [];
+      const live: DueNotification[] = [];
+      for (const n of due) (isCaptured(n) ? captures : live).push(n);
       await leaseNotifications(tx, live.map((n) => n.id), new Date(now.getTime() + options.leaseMs));
-      const captures = due.filter(isCaptured);
       if (captures.length === 0) return { taken: due.length, live, settled: [] };
       const captured: CapturedMessage[] = [];
       const settled = await sendAll(tx, captures, captured, null);

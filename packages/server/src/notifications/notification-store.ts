@@ -184,6 +184,7 @@ export interface ReservingInsert {
 export async function insertNotificationsReservingMany(db: Queryable, inserts: ReservingInsert[]): Promise<boolean[]> {
   if (inserts.length === 1) return [await insertNotificationsReserving(db, inserts[0].rows, inserts[0].reservation)];
   const byProtocol = new Map<string, { params: unknown[]; count: number; requests: number[] }>();
+  let oneCounterEach = true;
   inserts.forEach((insert, i) => {
     const params = reservationParams(insert.reservation);
     const group = byProtocol.get(insert.reservation.protocol.id);
@@ -192,11 +193,11 @@ export async function insertNotificationsReservingMany(db: Queryable, inserts: R
       group.count += insert.reservation.count;
       group.requests.push(i);
       // A batch across a month boundary: the two periods are separate counters.
-      if (group.params[1] !== params[1]) group.count = Number.NaN;
+      if (group.params[1] !== params[1]) oneCounterEach = false;
     }
   });
+  if (!oneCounterEach) return oneByOne(db, inserts);
   const groups = [...byProtocol.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  if (groups.some(([, group]) => Number.isNaN(group.count))) return oneByOne(db, inserts);
   const rows = inserts.flatMap((insert) => insert.rows);
   if (rows.some((row) => row.idempotencyKey !== null)) throw new Error('insertNotificationsReservingMany takes rows without idempotency keys');
   const allowed = await db.query<{ protocol_id: string }>(
@@ -228,7 +229,8 @@ export async function insertNotificationsReservingMany(db: Queryable, inserts: R
   for (const [id, group] of groups) {
     if (fitted.has(id) || group.requests.length === 1) continue;
     // Too many together for what is left: each request on its own, first come first served.
-    for (const i of group.requests) answers[i] = await insertNotificationsReserving(db, inserts[i].rows, inserts[i].reservation);
+    const alone = await oneByOne(db, group.requests.map((i) => inserts[i]));
+    group.requests.forEach((i, k) => (answers[i] = alone[k]));
   }
   return answers;
 }
