@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Authenticator } from '../../packages/server/src/auth/authenticator.js';
+import type { Queryable } from '../../packages/server/src/db/connection.js';
+import { ADMIN_TOKEN, call, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+
+/** The gateway's own database, counting the key lookups made through it. */
+function countingKeyLookups(db: Queryable) {
+  let lookups = 0;
+  const counted: Queryable = {
+    query(text, params) {
+      if (text.includes('FROM api_keys')) lookups++;
+      return db.query(text, params);
+    },
+  };
+  return { db: counted, lookups: () => lookups };
+}
+
+describe('API key cache', () => {
+  let gw: TestGateway;
+  let acme: TestProtocol;
+  const header = () => `Bearer ${acme.apiKey}`;
+
+  before(async () => {
+    gw = await startGateway();
+    acme = await gw.createProtocol({ tier: 1 });
+  });
+  after(() => gw.close());
+
+  it('looks a key up once however many requests wait for it', async () => {
+    const { db, lookups } = countingKeyLookups(gw.herald.deps.db);
+    const auth = new Authenticator(db, 5000);
+    const owners = await Promise.all(Array.from({ length: 50 }, () => auth.authenticate(header())));
+    assert.equal(lookups(), 1);
+    for (const owner of owners) assert.equal(owner?.protocol.id, acme.id);
+    assert.equal(auth.peek(header())?.protocol.id, acme.id);
+    assert.equal(lookups(), 1);
+  });
+
+  it('refreshes a key in use before it expires, in the background and once', async () => {
+    const { db, lookups } = countingKeyLookups(gw.herald.deps.db);
+    let now = 1_000_000;
+    const auth = new Authenticator(db, 1000, () => now);
+    await auth.authenticate(header());
+    now += 700;
+    assert.equal(auth.peek(header())?.protocol.id, acme.id);
+    assert.equal(lookups(), 1, 'a young entry is answered as it is');
+    now += 200; // 90% of its life
+    assert.equal(auth.peek(header())?.protocol.id, acme.id, 'the entry still answers while it is looked up again');
+    assert.equal(auth.peek(header())?.protocol.id, acme.id);
+    assert.equal(lookups(), 2, 'one refresh, not one per request');
+    await auth.authenticate(header());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    now += 500; // past the first entry's expiry, early in the refreshed one's life
+    assert.equal(auth.peek(header())?.protocol.id, acme.id);
+    assert.equal(lookups(), 2);
+  });
+
+  it('stops answering for a revoked key once its entry expires, never later', async () => {
+    const other = await gw.createProtocol({ tier: 1 });
+    const otherHeader = `Bearer ${other.apiKey}`;
+    let now = 2_000_000;
+    const auth = new Authenticator(gw.herald.deps.db, 1000, () => now);
+    assert.equal((await auth.authenticate(otherHeader))?.protocol.id, other.id);
+    const keys = await call(gw.url, ADMIN_TOKEN, 'GET', `/v1/admin/protocols/${other.id}/keys`);
+    const live = keys.body.data.find((k: { environment: string }) => k.environment === 'production');
+    assert.equal((await call(gw.url, ADMIN_TOKEN, 'DELETE', `/v1/admin/protocols/${other.id}/keys/${live.id}`)).status, 200);
+    now += 999;
+    assert.equal(auth.peek(otherHeader)?.protocol.id, other.id, 'cached: revocation reaches this process within the TTL');
+    now += 1;
+    assert.equal(auth.peek(otherHeader), undefined);
+    assert.equal(await auth.authenticate(otherHeader), null);
+  });
+
+  it('caches nothing a lookup read before invalidate()', async () => {
+    const { db, lookups } = countingKeyLookups(gw.herald.deps.db);
+    const auth = new Authenticator(db, 5000);
+    const pending = auth.authenticate(header());
+    auth.invalidate();
+    assert.equal((await pending)?.protocol.id, acme.id);
+    assert.equal(auth.peek(header()), undefined);
+    await auth.authenticate(header());
+    assert.equal(lookups(), 2);
+  });
+
+  it('caches unknown keys as refusals', async () => {
+    const { db, lookups } = countingKeyLookups(gw.herald.deps.db);
+    const auth = new Authenticator(db, 5000);
+    const unknown = 'Bearer hrld_live_0123456789012345678901234567890123456789';
+    assert.equal(await auth.authenticate(unknown), null);
+    assert.equal(auth.peek(unknown), null);
+    assert.equal(lookups(), 1);
+  });
+});
