@@ -1,5 +1,4 @@
-import type { Logger } from 'pino';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { accountRoutes } from './account/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import type { Deps } from './deps.js';
@@ -9,7 +8,7 @@ import { registerOpenApi } from './openapi/register-openapi.js';
 import { openApiRoutes } from './openapi/routes.js';
 import { identityRoutes } from './identities/routes.js';
 import { installErrorHandler } from './http/error-handler.js';
-import { installGuard } from './http/guard.js';
+import { installGuard, notFoundGuard } from './http/guard.js';
 import { answerClientError, answerFrameworkError } from './http/framework-errors.js';
 import { parseJsonBody } from './http/parse-json-body.js';
 import { ErrorSchema } from './http/schemas.js';
@@ -29,7 +28,7 @@ import { requestLogRoutes } from './request-log/routes.js';
 import { subscriptionRoutes } from './subscriptions/routes.js';
 import { webhookDeliveryRoutes } from './webhooks/delivery-routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
-import { RequestLogger, requestIdGenerator } from './http/request-logger.js';
+import { requestIdGenerator } from './http/request-id.js';
 
 /**
  * Routes a program embedding the gateway adds to it. They sit behind the same authentication,
@@ -41,14 +40,14 @@ export type ExtraRoutes = (app: FastifyInstance) => void;
 export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<FastifyInstance> {
   const nextRequestId = requestIdGenerator();
   const app = Fastify({
-    loggerInstance: deps.log as FastifyBaseLogger,
-    // Per-request lines would cost more than the request; errors are logged by the error handler.
-    logController: new LogController({ disableRequestLogging: true }),
+    // No logger of Fastify's: per-request lines would cost more than the request, and a logger
+    // makes Fastify build a child logger and listen for the end of every response. The gateway
+    // logs through deps.log, errors with their request id (http/error-handler.ts).
+    logger: false,
     bodyLimit: deps.config.bodyLimitBytes,
     genReqId: (req) => nextRequestId(req.headers['x-request-id']),
     // Validation failures become the contract's error directly (Fastify's own builds an Error with a stack).
     schemaErrorFormatter: (errors, dataVar) => new ApiError('VALIDATION_ERROR', describeValidationError(errors as ErrorObject[], dataVar)),
-    childLoggerFactory: (logger, bindings, options) => new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     // Slow or stalled clients are cut off instead of holding a socket forever.
     connectionTimeout: 0,
     requestTimeout: 30_000,
@@ -69,11 +68,6 @@ export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<F
   app.server.headersTimeout = 10_000;
   app.setValidatorCompiler(validatorCompiler);
   app.addSchema(ErrorSchema);
-  // Set first thing (callback style: no promise per request), so every answer carries it, errors included.
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('X-Request-Id', request.id);
-    done();
-  });
   // An empty body with Content-Type: application/json is read as "no body" rather than an error.
   // Only JSON is accepted: anything else (including text/plain) is 415.
   app.removeAllContentTypeParsers();
@@ -87,8 +81,9 @@ export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<F
 
   await registerOpenApi(app, deps);
 
-  installErrorHandler(app);
+  // The guard first: it gives every route, and the not-found handler, its hook as they are set.
   installGuard(app, deps);
+  installErrorHandler(app, deps.log, notFoundGuard(app));
 
   healthRoutes(app, deps);
   accountRoutes(app, deps);

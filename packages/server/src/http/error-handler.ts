@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { Logger } from 'pino';
 import { isDatabaseUnavailable, isUnstorableText } from '../db/connection.js';
 import { ApiError, codeForStatus, errorBody } from './errors.js';
 import { describeValidationError } from './validation.js';
@@ -10,8 +11,11 @@ const FRAMEWORK_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'Request body is empty',
 };
 
-/** The one error handler: every failure leaves as `{statusCode, error, message, code}`. */
-export function installErrorHandler(app: FastifyInstance): void {
+/**
+ * The one error handler: every failure leaves as `{statusCode, error, message, code}`. Server
+ * faults are logged with the request id the answer names. `notFoundHook` guards unknown routes.
+ */
+export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundHook: onRequestHookHandler): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) {
       reply.headers(error.headers);
@@ -32,15 +36,18 @@ export function installErrorHandler(app: FastifyInstance): void {
       return reply.code(400).send(errorBody(400, 'VALIDATION_ERROR', 'Text must not contain the NUL character (\\u0000)'));
     }
     if (isDatabaseUnavailable(error)) {
-      request.log.error({ err: error }, 'database unavailable');
+      log.error({ err: error, reqId: request.id }, 'database unavailable');
       reply.header('Retry-After', '5');
       return reply.code(503).send(errorBody(503, 'SERVICE_UNAVAILABLE', `Service temporarily unavailable (request ${request.id})`));
     }
-    request.log.error({ err: error }, 'unhandled error');
+    log.error({ err: error, reqId: request.id }, 'unhandled error');
     return reply.code(500).send(errorBody(500, 'INTERNAL_ERROR', `Internal server error (request ${request.id})`));
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  // Fastify applies every lifecycle hook given here to the not-found route (its typings list only
+  // preValidation and preHandler); onRequest runs before the body is read, as on every route.
+  const notFoundHooks = { onRequest: notFoundHook } as Parameters<FastifyInstance['setNotFoundHandler']>[0];
+  app.setNotFoundHandler(notFoundHooks, (request, reply) => {
     const path = request.url.split('?')[0];
     reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${path} not found`));
   });

@@ -1,5 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { KeyOwner } from '../account/protocol-store.js';
 import { bearerToken } from '../auth/authenticator.js';
 import type { Deps } from '../deps.js';
@@ -16,23 +16,24 @@ export type Access = 'key' | 'admin' | 'public';
 declare module 'fastify' {
   interface FastifyRequest {
     auth: KeyOwner | null;
+    /** performance.now() when the guard first saw the request: the request log's latency. */
+    startedAt: number;
   }
   interface FastifyContextConfig {
     access?: Access;
   }
 }
 
-function accessOf(request: FastifyRequest): Access {
-  if (request.is404) return 'public';
-  const declared = request.routeOptions.config?.access;
-  if (declared) return declared;
-  return request.url.startsWith('/v1/') ? 'key' : 'public';
+/** The access a route declares, or its default. */
+export function routeAccess(route: { url: string; config?: { access?: Access } }): Access {
+  return route.config?.access ?? (route.url.startsWith('/v1/') ? 'key' : 'public');
 }
 
 function setRateHeaders(reply: FastifyReply, result: RateLimitResult) {
-  reply.header('X-RateLimit-Limit', result.limit);
-  reply.header('X-RateLimit-Remaining', result.remaining);
-  reply.header('X-RateLimit-Reset', result.reset);
+  // Lower-case names: Fastify lower-cases every name it is given, so these skip a copy per header.
+  reply.header('x-ratelimit-limit', result.limit);
+  reply.header('x-ratelimit-remaining', result.remaining);
+  reply.header('x-ratelimit-reset', result.reset);
 }
 
 function sameSecret(given: string, expected: string): boolean {
@@ -42,12 +43,25 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
+/** A key owner's rate-limit key and tier maximum, worked out once per cached owner. */
+const protocolLimits = new WeakMap<KeyOwner, { key: string; max: number }>();
+function protocolLimit(owner: KeyOwner) {
+  let limit = protocolLimits.get(owner);
+  if (!limit) protocolLimits.set(owner, (limit = { key: `p:${owner.protocol.id}`, max: tierOf(owner.protocol.tier).requestsPerSecond }));
+  return limit;
+}
+
 /**
  * Authentication, rate limiting and the request log, for every request. Requests with a valid key
  * count against their protocol's tier limit; all others against a per-client-IP limit.
+ *
+ * Each route gets the one onRequest hook of its access level when it is registered (and unknown
+ * routes the public one), so a request runs a single hook that neither looks up its route's
+ * options nor decides anything its route already decided.
  */
 export function installGuard(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest('auth', null);
+  app.decorateRequest('startedAt', 0);
 
   function enforce(reply: FastifyReply, result: RateLimitResult, max: number) {
     setRateHeaders(reply, result);
@@ -65,40 +79,45 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   }
 
   const limitByIp = (request: FastifyRequest, reply: FastifyReply) => limit(reply, `ip:${request.ip}`, deps.config.ipRateLimit);
-  /** A protocol's rate-limit key and its tier's requests per second. */
-  const protocolLimit = (owner: KeyOwner) => ({ key: `p:${owner.protocol.id}`, max: tierOf(owner.protocol.tier).requestsPerSecond });
 
-  async function guard(request: FastifyRequest, reply: FastifyReply, access: Access) {
-    if (access === 'key') {
-      const owner = await deps.authenticator.authenticate(request.headers.authorization).catch(async (error: unknown) => {
-        // The key could not be checked (database down): the 503 still carries rate-limit headers.
-        await limitByIp(request, reply).catch(() => {});
-        throw error;
-      });
-      if (!owner) {
-        await limitByIp(request, reply);
-        const message = request.headers.authorization
-          ? 'Invalid API key: it is malformed, unknown or revoked'
-          : 'Missing API key: send Authorization: Bearer <key>';
-        throw new ApiError('INVALID_API_KEY', message);
-      }
-      request.auth = owner;
-      const { key, max } = protocolLimit(owner);
-      return limit(reply, key, max);
+  async function authenticate(request: FastifyRequest, reply: FastifyReply) {
+    const owner = await deps.authenticator.authenticate(request.headers.authorization).catch(async (error: unknown) => {
+      // The key could not be checked (database down): the 503 still carries rate-limit headers.
+      await limitByIp(request, reply).catch(() => {});
+      throw error;
+    });
+    if (!owner) {
+      await limitByIp(request, reply);
+      const message = request.headers.authorization
+        ? 'Invalid API key: it is malformed, unknown or revoked'
+        : 'Missing API key: send Authorization: Bearer <key>';
+      throw new ApiError('INVALID_API_KEY', message);
     }
-    await limitByIp(request, reply);
-    if (access === 'admin') {
-      const token = bearerToken(request.headers.authorization);
-      if (!deps.config.adminToken) throw new ApiError('INVALID_ADMIN_TOKEN', 'The admin API is disabled: set HERALD_ADMIN_TOKEN');
-      if (!token || !sameSecret(token, deps.config.adminToken)) throw new ApiError('INVALID_ADMIN_TOKEN', 'Invalid admin token');
-    }
+    request.auth = owner;
+    const { key, max } = protocolLimit(owner);
+    return limit(reply, key, max);
   }
 
-  // Callback style: a known key under an in-process rate limiter (the common case) is settled
-  // without a single promise; everything else takes the awaited path.
-  app.addHook('onRequest', (request, reply, done) => {
-    const access = accessOf(request);
-    if (access === 'key') {
+  async function authorizeAdmin(request: FastifyRequest, reply: FastifyReply) {
+    await limitByIp(request, reply);
+    const token = bearerToken(request.headers.authorization);
+    if (!deps.config.adminToken) throw new ApiError('INVALID_ADMIN_TOKEN', 'The admin API is disabled: set HERALD_ADMIN_TOKEN');
+    if (!token || !sameSecret(token, deps.config.adminToken)) throw new ApiError('INVALID_ADMIN_TOKEN', 'Invalid admin token');
+  }
+
+  /** What every hook does first: the request id on the answer (errors included) and the start time. */
+  function begin(request: FastifyRequest, reply: FastifyReply) {
+    reply.header('x-request-id', request.id);
+    request.startedAt = performance.now();
+  }
+
+  const settle = (promise: Promise<unknown>, done: HookHandlerDoneFunction) => promise.then(() => done(), done);
+
+  const hooks: Record<Access, onRequestHookHandler> = {
+    // Callback style: a known key under an in-process rate limiter (the common case) is settled
+    // without a single promise; everything else takes the awaited path.
+    key(request, reply, done) {
+      begin(request, reply);
       const owner = deps.authenticator.peek(request.headers.authorization);
       if (owner) {
         const { key, max } = protocolLimit(owner);
@@ -113,23 +132,53 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
           return done();
         }
       }
-    }
-    guard(request, reply, access).then(() => done(), done);
+      settle(authenticate(request, reply), done);
+    },
+    admin(request, reply, done) {
+      begin(request, reply);
+      settle(authorizeAdmin(request, reply), done);
+    },
+    public(request, reply, done) {
+      begin(request, reply);
+      settle(limitByIp(request, reply), done);
+    },
+  };
+  const guardHooks = new Set(Object.values(hooks));
+
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    // A GET route's HEAD twin is registered with the GET route's hooks: it has its guard already.
+    if (own.some((hook) => guardHooks.has(hook as onRequestHookHandler))) return;
+    route.onRequest = [hooks[routeAccess(route)], ...own];
   });
 
-  // Callback style: recording is synchronous (a buffer push), so no promise per request.
-  app.addHook('onResponse', (request, reply, done) => {
-    if (!request.auth) return done();
-    const url = request.url;
-    const query = url.indexOf('?');
-    deps.requestLog.record({
-      protocolId: request.auth.protocol.id,
-      method: request.method,
-      endpoint: query === -1 ? url : url.slice(0, query),
-      statusCode: reply.statusCode,
-      latencyMs: Math.round(reply.elapsedTime),
-      at: deps.now().getTime(),
-    });
-    done();
+  /** The not-found handler's hooks: unknown routes are public. */
+  notFoundHooks.set(app, hooks.public);
+
+  // Callback style: recording is synchronous (a buffer push), so no promise per request. onSend
+  // rather than onResponse: an onResponse hook makes Fastify listen for every response's end.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.auth) {
+      const url = request.url;
+      const query = url.indexOf('?');
+      deps.requestLog.record({
+        protocolId: request.auth.protocol.id,
+        method: request.method,
+        endpoint: query === -1 ? url : url.slice(0, query),
+        statusCode: reply.statusCode,
+        latencyMs: Math.round(performance.now() - request.startedAt),
+        at: deps.now().getTime(),
+      });
+    }
+    done(null, payload);
   });
+}
+
+const notFoundHooks = new WeakMap<FastifyInstance, onRequestHookHandler>();
+
+/** The onRequest hook for requests no route matches (installGuard must have run on `app`). */
+export function notFoundGuard(app: FastifyInstance): onRequestHookHandler {
+  const hook = notFoundHooks.get(app);
+  if (!hook) throw new Error('installGuard must run before the not-found handler is set');
+  return hook;
 }

@@ -1,5 +1,6 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { completeAcceptHeader } from './complete-accept-header.js';
@@ -18,7 +19,7 @@ function copyHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.raw.setHeader('X-Request-Id', request.id);
 }
 
-async function answerMcp(tools: HeraldTool[], request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+async function answerMcp(tools: HeraldTool[], log: Logger, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const body = readJsonRpcBody(request.body as string | undefined);
   if ('error' in body) return reply.code(400).send(body.error);
   completeAcceptHeader(request.raw);
@@ -33,7 +34,7 @@ async function answerMcp(tools: HeraldTool[], request: FastifyRequest, reply: Fa
     });
     await transport.handleRequest(request.raw, reply.raw, body.message);
   } catch (error) {
-    request.log.error({ err: error }, 'MCP request failed');
+    log.error({ err: error, reqId: request.id }, 'MCP request failed');
     if (!reply.raw.headersSent) {
       reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(INTERNAL_ERROR, `Internal error (request ${request.id})`)));
     }
@@ -44,12 +45,12 @@ async function answerMcp(tools: HeraldTool[], request: FastifyRequest, reply: Fa
  * Every failure before the JSON-RPC layer (rate limit, body too large, wrong content type) still
  * answers a JSON-RPC error: MCP clients parse nothing else. The HTTP status and headers are kept.
  */
-function installJsonRpcErrorHandler(scope: FastifyInstance): void {
+function installJsonRpcErrorHandler(scope: FastifyInstance, log: Logger): void {
   scope.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) reply.headers(error.headers);
     const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
     if (status >= 500) {
-      request.log.error({ err: error }, 'MCP request failed');
+      log.error({ err: error, reqId: request.id }, 'MCP request failed');
       return reply.code(status).send(jsonRpcError(INTERNAL_ERROR, `Internal error (request ${request.id})`));
     }
     const message = (error as FastifyError).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Unsupported Media Type: send Content-Type: application/json' : error.message;
@@ -69,7 +70,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
     // The body reaches the handler as text, so a malformed one is answered -32700 by this endpoint.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
-    installJsonRpcErrorHandler(scope);
+    installJsonRpcErrorHandler(scope, deps.log);
 
     scope.post(
       '/mcp',
@@ -82,7 +83,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
             'Stateless MCP server answering JSON. Methods: initialize, tools/list, tools/call. Tools: get_herald_context, search_herald_docs {query, maxResults}, get_integration_example {pattern}, get_doc_page {slug}. No authentication; Content-Type: application/json is enough (no Accept header needed).',
         },
       },
-      (request, reply) => answerMcp(tools, request, reply),
+      (request, reply) => answerMcp(tools, deps.log, request, reply),
     );
     for (const method of ['GET', 'DELETE'] as const) {
       scope.route({

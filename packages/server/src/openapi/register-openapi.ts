@@ -1,7 +1,7 @@
 import swagger, { type SwaggerTransform } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import type { Access } from '../http/guard.js';
+import { routeAccess, type Access } from '../http/guard.js';
 
 /** The security requirement of each access level; `key` routes inherit the document's default. */
 const SECURITY: Record<Access, Record<string, string[]>[] | undefined> = {
@@ -13,8 +13,7 @@ const SECURITY: Record<Access, Record<string, string[]>[] | undefined> = {
 /** Says on each operation what the guard asks of it (see http/guard.ts). */
 const securityByAccess: SwaggerTransform = ({ schema, url, route }) => {
   if (!schema || (schema as { hide?: boolean }).hide) return { schema, url };
-  const access: Access = route.config?.access ?? (url.startsWith('/v1/') ? 'key' : 'public');
-  const security = SECURITY[access];
+  const security = SECURITY[routeAccess({ url, config: route.config })];
   return { schema: security ? { ...schema, security } : schema, url };
 };
 
