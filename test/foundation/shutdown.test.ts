@@ -103,7 +103,7 @@ describe('graceful shutdown', () => {
 
     const db: Database = schema ? await openPostgres({ url: schema.url, max: 1 }) : await openPglite(path.join(dir!, 'pgdata'));
     try {
-      const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM request_log WHERE protocol_id = $1', [p.id]);
+      const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM request_log WHERE protocol_short_id = (SELECT short_id FROM protocols WHERE id = $1)', [p.id]);
       assert.equal(n, warm.length + answered, 'every answered request is in the log');
       const [{ created: stored }] = await db.query<{ created: number }>("SELECT count(*)::int AS created FROM protocols WHERE name = 'Created while stopping'");
       assert.equal(stored, 1);
