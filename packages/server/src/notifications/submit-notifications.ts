@@ -66,7 +66,8 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
   const versions = await checkItems(deps, sender, items, options.mode);
   const protocolId = sender.protocol.id;
   const now = deps.now();
-  const hashes = items.map(payloadHash);
+  // Only a key's reuse is ever compared with the payload it was first sent with.
+  const hashes = items.map((item) => (item.idempotencyKey === undefined ? null : payloadHash(item)));
 
   const buildRows = (reach: Map<string, Reachability>) =>
     items.map((item, i): NewNotification & { registered: boolean } => {
