@@ -1,14 +1,29 @@
 import bs58 from 'bs58';
 import { Type } from '@sinclair/typebox';
 
+/**
+ * Addresses already found valid. A protocol sends to the same wallets again and again, and
+ * decoding base58 is quadratic in its length: the check was most of a bulk item's validation.
+ * Cleared whole when full, which bounds it at a few megabytes.
+ */
+const validAddresses = new Set<string>();
+const MAX_REMEMBERED = 50_000;
+
 /** A Solana wallet address: base58 text that decodes to a 32-byte ed25519 public key. */
 export function isWalletAddress(value: string): boolean {
+  if (validAddresses.has(value)) return true;
   if (value.length < 32 || value.length > 44) return false;
+  let valid: boolean;
   try {
-    return bs58.decode(value).length === 32;
+    valid = bs58.decode(value).length === 32;
   } catch {
-    return false;
+    valid = false;
   }
+  if (valid) {
+    if (validAddresses.size >= MAX_REMEMBERED) validAddresses.clear();
+    validAddresses.add(value);
+  }
+  return valid;
 }
 
 /** The 32 public-key bytes of a wallet address (call isWalletAddress first). */
