@@ -1,6 +1,7 @@
 import type { Channel } from '../channels/provider.js';
 import type { Queryable } from '../db/connection.js';
 import type { Reachability } from './choose-channel.js';
+import { textArrayLiteral } from '../db/array-literal.js';
 import { Coalescer } from '../db/coalescer.js';
 import { RESERVE_SENDS, reservationParams, type QuotaReservation } from '../limits/quota.js';
 
@@ -19,7 +20,8 @@ export interface NewNotification {
   channel: Channel | null;
   status: 'queued' | 'failed' | 'opted_out';
   idempotencyKey: string | null;
-  payloadHash: string;
+  /** Set only with an idempotency key: what a request reusing the key is compared with. */
+  payloadHash: string | null;
   templateId: string | null;
   templateVersion: number | null;
   templateVariables: Record<string, unknown> | null;
@@ -69,7 +71,7 @@ export async function loadReachabilityMany(db: Queryable, requests: { protocolId
      FROM unnest($1::int[], $2::text[], $3::text[]) AS q(request, protocol_id, wallet)
      JOIN identities i ON i.wallet = q.wallet
      LEFT JOIN subscriptions s ON s.protocol_id = q.protocol_id AND s.wallet = q.wallet`,
-    [request, protocols, wallets],
+    [`{${request.join(',')}}`, textArrayLiteral(protocols), textArrayLiteral(wallets)],
   );
   const result = requests.map(() => new Map<string, Reachability>());
   for (const row of rows) {
@@ -101,32 +103,34 @@ const INSERT_ROWS = `INSERT INTO notifications (${COLUMNS})
                idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id,
                last_error, write_receipt, receipt_status, receipt_failure_reason, created_at)`;
 
-function rowArrays(rows: NewNotification[]): unknown[] {
-  const col = <T>(pick: (row: NewNotification) => T) => rows.map(pick);
+/** INSERT_ROWS's 23 parameters: one array literal per column (see textArrayLiteral). */
+function rowArrays(rows: NewNotification[]): string[] {
+  const text = (pick: (row: NewNotification) => string | null) => textArrayLiteral(rows.map(pick));
+  const plain = (pick: (row: NewNotification) => number | boolean | null) => `{${rows.map((row) => pick(row) ?? 'NULL').join(',')}}`;
   return [
-    col((r) => r.id),
-    col((r) => r.protocolId),
-    col((r) => r.environment),
-    col((r) => r.wallet),
-    col((r) => r.subject),
-    col((r) => r.body),
-    col((r) => r.category),
-    col((r) => r.priority),
-    col((r) => r.preferredChannel),
-    col((r) => r.channel),
-    col((r) => r.status),
-    col((r) => r.idempotencyKey),
-    col((r) => r.payloadHash),
-    col((r) => r.templateId),
-    col((r) => r.templateVersion),
-    col((r) => (r.templateVariables ? JSON.stringify(r.templateVariables) : null)),
-    col((r) => r.broadcastId),
-    col((r) => r.scheduleId),
-    col((r) => r.lastError),
-    col((r) => r.writeReceipt),
-    col((r) => r.receiptStatus),
-    col((r) => r.receiptFailureReason),
-    col((r) => r.createdAt.toISOString()),
+    text((r) => r.id),
+    text((r) => r.protocolId),
+    text((r) => r.environment),
+    text((r) => r.wallet),
+    text((r) => r.subject),
+    text((r) => r.body),
+    text((r) => r.category),
+    text((r) => r.priority),
+    text((r) => r.preferredChannel),
+    text((r) => r.channel),
+    text((r) => r.status),
+    text((r) => r.idempotencyKey),
+    text((r) => r.payloadHash),
+    text((r) => r.templateId),
+    plain((r) => r.templateVersion),
+    text((r) => (r.templateVariables ? JSON.stringify(r.templateVariables) : null)),
+    text((r) => r.broadcastId),
+    text((r) => r.scheduleId),
+    text((r) => r.lastError),
+    plain((r) => r.writeReceipt),
+    text((r) => r.receiptStatus),
+    text((r) => r.receiptFailureReason),
+    text((r) => r.createdAt.toISOString()),
   ];
 }
 

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { textArrayLiteral } from '../db/array-literal.js';
 import type { Database, Queryable } from '../db/connection.js';
 
 export interface RequestLogEntry {
@@ -87,7 +88,15 @@ export async function insertRequestLog(db: Queryable, batch: RequestLogEntry[]):
      FROM (SELECT array_agg(pr.short_id ORDER BY d.position) AS short_ids
            FROM unnest($1::text[]) WITH ORDINALITY AS d(id, position) LEFT JOIN protocols pr ON pr.id = d.id) AS p,
           unnest($2::int[], $3::text[], $4::text[], $5::int2[], $6::int[], $7::int8[]) AS r(protocol, method, endpoint, status_code, latency_ms, at)`,
-    [[...protocols.keys()], protocol, methods, endpoints, statuses, latencies, times],
+    [
+      textArrayLiteral([...protocols.keys()]),
+      `{${protocol.join(',')}}`,
+      textArrayLiteral(methods),
+      textArrayLiteral(endpoints),
+      `{${statuses.join(',')}}`,
+      `{${latencies.join(',')}}`,
+      `{${times.join(',')}}`,
+    ],
   );
 }
 
