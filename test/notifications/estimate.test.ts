@@ -31,6 +31,30 @@ describe('estimatedDeliveryMs', () => {
     assert.equal(estimator.estimate('telegram'), new DeliveryEstimator(gw.herald.deps.db).estimate('telegram'));
   });
 
+  it('samples a queue that is slow to count less often', async () => {
+    let clock = Date.now();
+    let samples = 0;
+    // The gateway's own database; each count of the queue is made to take 300 ms on the clock.
+    const db = {
+      query: async (text: string, params?: unknown[]) => {
+        if (text.includes("status IN ('queued', 'sending')")) {
+          samples++;
+          clock += 300;
+        }
+        return gw.herald.deps.db.query(text, params);
+      },
+    };
+    const estimator = new DeliveryEstimator(db, () => clock);
+    await estimator.sample();
+    clock += 1000;
+    estimator.estimate('email');
+    assert.equal(samples, 1, 'not again a second later');
+    clock += 14_000;
+    estimator.estimate('email');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(samples, 2, 'again once 50 times the count has passed');
+  });
+
   it('answers through POST /v1/notify with the live estimate', async () => {
     const first = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet, subject: 's', body: 'b', category: 'system', preferredChannel: 'email' });
     await new Promise((resolve) => setTimeout(resolve, 1100));

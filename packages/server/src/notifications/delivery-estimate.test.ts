@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { estimateDeliveryMs } from './delivery-estimate.js';
+import { estimateDeliveryMs, nextSampleDelayMs } from './delivery-estimate.js';
 
 describe('estimateDeliveryMs', () => {
   it('is one hand-off when the queue is empty', () => {
@@ -16,5 +16,17 @@ describe('estimateDeliveryMs', () => {
     const sms = estimateDeliveryMs('sms', { depth: 20, ratePerSecond: 0, latencyMs: 0 });
     const telegram = estimateDeliveryMs('telegram', { depth: 20, ratePerSecond: 0, latencyMs: 0 });
     assert.ok(sms > telegram);
+  });
+});
+
+describe('nextSampleDelayMs', () => {
+  it('samples every second while counting the queue is cheap', () => {
+    assert.equal(nextSampleDelayMs(0), 1000);
+    assert.equal(nextSampleDelayMs(20), 1000);
+  });
+
+  it('spaces samples out so counting a long queue costs at most 2% of the time', () => {
+    assert.equal(nextSampleDelayMs(100), 5000);
+    assert.equal(nextSampleDelayMs(600), 30_000);
   });
 });

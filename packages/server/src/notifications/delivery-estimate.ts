@@ -24,11 +24,23 @@ export function estimateDeliveryMs(channel: Channel, load: ChannelLoad): number 
 
 const SAMPLE_EVERY_MS = 1000;
 const DEPTH_CAP = 1_000_000;
+/** A sample may cost PostgreSQL at most this share of the time between samples. */
+const SAMPLE_COST_SHARE = 0.02;
 
 /**
- * Samples queue depth and delivery throughput per channel at most once a second, off the request
- * path (a request reads the last sample and may trigger the next one). Throughput is an
- * exponentially weighted rate over delivery_attempts rows added since the previous sample.
+ * Wait before the next sample, given how long this one took. Counting the queue reads every
+ * queued row, so with a large backlog (a million-recipient broadcast) a sample takes a good part
+ * of a second: sampled every second, the count alone would keep half a core busy. Pure.
+ */
+export function nextSampleDelayMs(tookMs: number): number {
+  return Math.max(SAMPLE_EVERY_MS, Math.round(tookMs / SAMPLE_COST_SHARE));
+}
+
+/**
+ * Samples queue depth and delivery throughput per channel off the request path (a request reads
+ * the last sample and may trigger the next one): once a second, or less often when counting the
+ * queue takes long (nextSampleDelayMs). Throughput is an exponentially weighted rate over
+ * delivery_attempts rows added since the previous sample.
  */
 export class DeliveryEstimator {
   private loads: Record<Channel, ChannelLoad> = {
@@ -37,6 +49,7 @@ export class DeliveryEstimator {
     sms: { depth: 0, ratePerSecond: 0, latencyMs: 0 },
   };
   private lastSampleAt = 0;
+  private nextSampleAt = 0;
   private lastAttemptId = -1;
   private sampling: Promise<void> | undefined;
 
@@ -62,7 +75,7 @@ export class DeliveryEstimator {
   }
 
   refreshSoon(): void {
-    if (this.sampling || this.now() - this.lastSampleAt < SAMPLE_EVERY_MS) return;
+    if (this.sampling || this.now() < this.nextSampleAt) return;
     this.sampling = this.sample()
       .catch(() => {})
       .finally(() => {
@@ -74,11 +87,13 @@ export class DeliveryEstimator {
     const at = this.now();
     const elapsedS = this.lastSampleAt ? (at - this.lastSampleAt) / 1000 : 0;
     this.lastSampleAt = at;
+    this.nextSampleAt = at + SAMPLE_EVERY_MS;
     const depths = await this.db.query<{ channel: Channel; depth: number }>(
       `SELECT channel, count(*)::int AS depth FROM (
          SELECT channel FROM notifications WHERE status IN ('queued', 'sending') LIMIT ${DEPTH_CAP}
        ) q GROUP BY channel`,
     );
+    this.nextSampleAt = at + nextSampleDelayMs(this.now() - at);
     for (const channel of ['email', 'telegram', 'sms'] as const) {
       this.loads[channel].depth = depths.find((d) => d.channel === channel)?.depth ?? 0;
     }
