@@ -31,28 +31,36 @@ describe('estimatedDeliveryMs', () => {
     assert.equal(estimator.estimate('telegram'), new DeliveryEstimator(gw.herald.deps.db).estimate('telegram'));
   });
 
-  it('samples a queue that is slow to count less often', async () => {
+  it('samples a long queue less often', async () => {
     let clock = Date.now();
     let samples = 0;
-    // The gateway's own database; each count of the queue is made to take 300 ms on the clock.
+    // The gateway's own database, counting the estimator's counts of the queue.
     const db = {
-      query: async (text: string, params?: unknown[]) => {
-        if (text.includes("status IN ('queued', 'sending')")) {
-          samples++;
-          clock += 300;
-        }
+      query: (text: string, params?: unknown[]) => {
+        if (text.includes("status IN ('queued', 'sending')")) samples++;
         return gw.herald.deps.db.query(text, params);
       },
     };
-    const estimator = new DeliveryEstimator(db, () => clock);
-    await estimator.sample();
-    clock += 1000;
-    estimator.estimate('email');
-    assert.equal(samples, 1, 'not again a second later');
-    clock += 14_000;
-    estimator.estimate('email');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.equal(samples, 2, 'again once 50 times the count has passed');
+    const other = await gw.createProtocol({ tier: 3 });
+    await gw.herald.deps.db.query(
+      `INSERT INTO notifications (id, protocol_id, environment, wallet, subject, body, category, channel, status, next_attempt_at)
+       SELECT 'long' || i, $1, 'sandbox', $2, 's', 'b', 'system', 'sms', 'queued', now() + interval '1 day' FROM generate_series(1, 60000) i`,
+      [other.id, wallet],
+    );
+    try {
+      const estimator = new DeliveryEstimator(db, () => clock);
+      await estimator.sample();
+      assert.ok(estimator.estimate('sms') > 60_000, 'the queue was counted');
+      clock += 1100;
+      estimator.estimate('sms');
+      assert.equal(samples, 1, 'not again after a second: 60,000 rows wait 1.5 s');
+      clock += 500;
+      estimator.estimate('sms');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(samples, 2);
+    } finally {
+      await gw.herald.deps.db.query("DELETE FROM notifications WHERE id LIKE 'long%'");
+    }
   });
 
   it('answers through POST /v1/notify with the live estimate', async () => {

@@ -24,22 +24,24 @@ export function estimateDeliveryMs(channel: Channel, load: ChannelLoad): number 
 
 const SAMPLE_EVERY_MS = 1000;
 const DEPTH_CAP = 1_000_000;
-/** A sample may cost PostgreSQL at most this share of the time between samples. */
-const SAMPLE_COST_SHARE = 0.02;
+/** Queued rows counted per millisecond between samples: a count may take about 2% of the time. */
+const ROWS_PER_MS_BETWEEN_SAMPLES = 40;
 
 /**
- * Wait before the next sample, given how long this one took. Counting the queue reads every
- * queued row, so with a large backlog (a million-recipient broadcast) a sample takes a good part
- * of a second: sampled every second, the count alone would keep half a core busy. Pure.
+ * Wait before the next sample, given the queue depth just counted. Counting reads every queued
+ * row (roughly half a microsecond each), so with a large backlog (a million-recipient broadcast)
+ * a count takes a good part of a second: sampled every second, it alone would keep half a core
+ * busy. The wait grows with the backlog instead, and the estimate barely moves between samples
+ * then, since a large backlog drains slowly. Pure.
  */
-export function nextSampleDelayMs(tookMs: number): number {
-  return Math.max(SAMPLE_EVERY_MS, Math.round(tookMs / SAMPLE_COST_SHARE));
+export function nextSampleDelayMs(queuedRows: number): number {
+  return Math.max(SAMPLE_EVERY_MS, Math.round(queuedRows / ROWS_PER_MS_BETWEEN_SAMPLES));
 }
 
 /**
  * Samples queue depth and delivery throughput per channel off the request path (a request reads
- * the last sample and may trigger the next one): once a second, or less often when counting the
- * queue takes long (nextSampleDelayMs). Throughput is an exponentially weighted rate over
+ * the last sample and may trigger the next one): once a second, or less often when the queue is
+ * long (nextSampleDelayMs). Throughput is an exponentially weighted rate over
  * delivery_attempts rows added since the previous sample.
  */
 export class DeliveryEstimator {
@@ -93,7 +95,7 @@ export class DeliveryEstimator {
          SELECT channel FROM notifications WHERE status IN ('queued', 'sending') LIMIT ${DEPTH_CAP}
        ) q GROUP BY channel`,
     );
-    this.nextSampleAt = at + nextSampleDelayMs(this.now() - at);
+    this.nextSampleAt = at + nextSampleDelayMs(depths.reduce((sum, row) => sum + row.depth, 0));
     for (const channel of ['email', 'telegram', 'sms'] as const) {
       this.loads[channel].depth = depths.find((d) => d.channel === channel)?.depth ?? 0;
     }
