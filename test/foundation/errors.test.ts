@@ -80,7 +80,7 @@ describe('error model', () => {
 
   it('hides internals of a 5xx and logs it with the request id', async () => {
     const db = gw.herald.deps.db;
-    await db.query('ALTER TABLE request_log RENAME TO request_log_moved');
+    await db.query('ALTER TABLE request_log_segments RENAME TO request_log_segments_moved');
     try {
       const res = await call(gw.url, acme.apiKey, 'GET', '/v1/requests');
       assert.equal(res.status, 500);
@@ -93,7 +93,7 @@ describe('error model', () => {
       assert.ok(logged, 'the error is logged with its request id');
       assert.match(JSON.stringify(logged.err), /request_log/);
     } finally {
-      await db.query('ALTER TABLE request_log_moved RENAME TO request_log');
+      await db.query('ALTER TABLE request_log_segments_moved RENAME TO request_log_segments');
     }
   });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { insertRequestLog, type RequestLogEntry } from '../../packages/server/src/request-log/request-log.js';
+import { insertRequestLog, queryRequestLog, type RequestLogEntry } from '../../packages/server/src/request-log/request-log.js';
 import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -123,6 +123,71 @@ describe('request log', () => {
     assert.deepEqual(beyond.body.items, []);
     assert.equal(beyond.body.total, 60);
     assert.equal((await logOf(p.apiKey, '?endpoint=notifications&limit=100')).body.items.length, 60);
+  });
+
+  it('pages exactly across segments of several processes whose times overlap, ties included', async () => {
+    const p = await gw.createProtocol({ tier: 3 });
+    const base = Date.parse('2026-02-01T00:00:00.000Z');
+    // Three "processes" flush their own segments; their requests interleave in time, and some
+    // share a millisecond. Segment sizes differ so that page boundaries fall inside segments.
+    const entry = (n: number, at: number): RequestLogEntry => ({
+      protocolId: p.id,
+      method: n % 3 === 0 ? 'POST' : 'GET',
+      endpoint: `/v1/notifications/x${n}`,
+      statusCode: n % 4 === 0 ? 404 : 200,
+      latencyMs: n,
+      at,
+    });
+    const flushes: RequestLogEntry[][] = [];
+    let n = 0;
+    for (let round = 0; round < 6; round++) {
+      for (let process = 0; process < 3; process++) {
+        const size = 1 + ((round * 3 + process) % 7);
+        flushes.push(Array.from({ length: size }, (_, k) => entry(n++, base + round * 1000 + process * 150 + k * 100)));
+      }
+    }
+    for (const batch of flushes) await insertRequestLog(gw.herald.deps.db, batch);
+    const all = flushes.flat();
+    // Newest first; within a millisecond the later segment first, then the later position in it.
+    const expected = all
+      .map((e, i) => ({ e, i }))
+      .sort((a, b) => b.e.at - a.e.at || b.i - a.i)
+      .map(({ e }) => e.endpoint);
+
+    // Read directly: reading over HTTP would add requests of its own to this protocol's log.
+    for (const limit of [1, 4, 7, 25, 100]) {
+      const pages = Math.ceil(all.length / limit) + 1;
+      const seen: string[] = [];
+      for (let page = 1; page <= pages; page++) {
+        const { items, total } = await queryRequestLog(gw.herald.deps.db, { protocolId: p.id, page, limit });
+        assert.equal(total, all.length);
+        seen.push(...items.map((item) => item.endpoint));
+      }
+      assert.deepEqual(seen, expected, `limit ${limit}`);
+    }
+    const number = (endpoint: string) => Number(endpoint.slice('/v1/notifications/x'.length));
+    const filters: [Partial<Pick<RequestLogEntry, 'statusCode' | 'endpoint'>>, (endpoint: string) => boolean][] = [
+      [{ statusCode: 404 }, (endpoint) => number(endpoint) % 4 === 0],
+      [{ endpoint: 'x1' }, (endpoint) => endpoint.includes('x1')],
+      [{ statusCode: 200, endpoint: 'x2' }, (endpoint) => number(endpoint) % 4 !== 0 && endpoint.includes('x2')],
+    ];
+    for (const [filter, matches] of filters) {
+      const wanted = expected.filter(matches);
+      for (const limit of [1, 3, 10]) {
+        const seen: string[] = [];
+        for (let page = 1; page <= Math.ceil(wanted.length / limit) + 1; page++) {
+          const { items, total } = await queryRequestLog(gw.herald.deps.db, { protocolId: p.id, page, limit, ...filter });
+          assert.equal(total, wanted.length, JSON.stringify(filter));
+          seen.push(...items.map((item) => item.endpoint));
+        }
+        assert.deepEqual(seen, wanted, `${JSON.stringify(filter)}, limit ${limit}`);
+      }
+    }
+    const notFound = await logOf(p.apiKey, '?statusCode=404&limit=5&page=2');
+    assert.deepEqual(
+      notFound.body.items.map((i: any) => i.endpoint),
+      expected.filter((endpoint) => number(endpoint) % 4 === 0).slice(5, 10),
+    );
   });
 
   it('refuses bad pagination and filters with 400 VALIDATION_ERROR naming the parameter', async () => {

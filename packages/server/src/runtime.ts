@@ -23,6 +23,7 @@ import { DeliveryEstimator } from './notifications/delivery-estimate.js';
 import { createDeliveryWorker } from './delivery/worker.js';
 import { createScheduleWorker } from './schedules/schedule-worker.js';
 import { receiptLoop } from './receipts/receipt-loop.js';
+import { requestLogCompactor } from './request-log/compact-segments.js';
 
 export interface Herald {
   deps: Deps;
@@ -60,7 +61,7 @@ function embeddedSecret(dir: string, file: string, make: () => string): { value:
 
 /** Every background loop of the worker role. */
 function backgroundLoops(deps: Deps): JobLoop[] {
-  return [...Array.from({ length: deps.config.delivery.loops }, () => createDeliveryWorker(deps, deps.config.delivery)), createScheduleWorker(deps), webhookLoop(deps), receiptLoop(deps)];
+  return [...Array.from({ length: deps.config.delivery.loops }, () => createDeliveryWorker(deps, deps.config.delivery)), createScheduleWorker(deps), webhookLoop(deps), receiptLoop(deps), requestLogCompactor(deps)];
 }
 
 /** Opens storage, applies migrations, builds the roles asked for, and starts listening. */
