@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { compactRequestLog } from '../../packages/server/src/request-log/compact-segments.js';
-import { insertRequestLog, queryRequestLog, type RequestLogEntry } from '../../packages/server/src/request-log/request-log.js';
+import { queryRequestLog } from '../../packages/server/src/request-log/query-request-log.js';
+import { insertRequestLog, type RequestLogEntry } from '../../packages/server/src/request-log/request-log.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 
 const HOUR = 3_600_000;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { insertRequestLog, queryRequestLog, type RequestLogEntry } from '../../packages/server/src/request-log/request-log.js';
+import { queryRequestLog } from '../../packages/server/src/request-log/query-request-log.js';
+import { insertRequestLog, type RequestLogEntry } from '../../packages/server/src/request-log/request-log.js';
 import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -158,17 +158,18 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   // Callback style: recording is synchronous (a buffer push), so no promise per request. onSend
   // rather than onResponse: an onResponse hook makes Fastify listen for every response's end.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.auth) {
+    const auth = request.auth;
+    if (auth) {
       const url = request.url;
       const query = url.indexOf('?');
-      deps.requestLog.record({
-        protocolId: request.auth.protocol.id,
-        method: request.method,
-        endpoint: query === -1 ? url : url.slice(0, query),
-        statusCode: reply.statusCode,
-        latencyMs: Math.round(performance.now() - request.startedAt),
-        at: deps.now().getTime(),
-      });
+      deps.requestLog.record(
+        auth.protocol.id,
+        request.method,
+        query === -1 ? url : url.slice(0, query),
+        reply.statusCode,
+        Math.round(performance.now() - request.startedAt),
+        deps.now().getTime(),
+      );
     }
     done(null, payload);
   });

@@ -8,19 +8,53 @@ export interface RequestLogEntry {
   endpoint: string;
   statusCode: number;
   latencyMs: number;
-  /** When it was answered, in Unix milliseconds (a number serialises several times faster than a Date). */
+  /** When it was answered, in Unix milliseconds. */
   at: number;
 }
 
 const MAX_BUFFER = 5000;
 
+/** One protocol's share of a batch: the columns of its requests, in the order recorded. */
+interface Segment {
+  methods: string[];
+  endpoints: string[];
+  statuses: number[];
+  latencies: number[];
+  times: number[];
+  first: number;
+  last: number;
+}
+
+/** Requests gathered for one write, already split by protocol into segments. */
+class SegmentBatch {
+  readonly segments = new Map<string, Segment>();
+  size = 0;
+
+  add(protocolId: string, method: string, endpoint: string, statusCode: number, latencyMs: number, at: number): void {
+    let segment = this.segments.get(protocolId);
+    if (!segment) {
+      segment = { methods: [], endpoints: [], statuses: [], latencies: [], times: [], first: at, last: at };
+      this.segments.set(protocolId, segment);
+    }
+    segment.methods.push(method);
+    segment.endpoints.push(endpoint);
+    segment.statuses.push(statusCode);
+    segment.latencies.push(latencyMs);
+    segment.times.push(at);
+    if (at < segment.first) segment.first = at;
+    if (at > segment.last) segment.last = at;
+    this.size++;
+  }
+}
+
 /**
- * Collects request records off the hot path and writes them in one INSERT, a segment per
- * protocol, every `flushMs` (or sooner when the buffer fills). `flush()` is awaited at shutdown and before the
- * log is read, so a single process always shows its own requests.
+ * Collects request records off the hot path, split by protocol as they come, and writes them in
+ * one INSERT, a segment per protocol, every `flushMs` (or sooner when the buffer fills).
+ * `flush()` is awaited at shutdown and before the log is read, so a single process always shows
+ * its own requests.
  */
 export class RequestLog {
-  private buffer: RequestLogEntry[] = [];
+  private batch = new SegmentBatch();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -30,9 +64,10 @@ export class RequestLog {
     private readonly log: Logger,
   ) {}
 
-  record(entry: RequestLogEntry): void {
-    this.buffer.push(entry);
-    if (this.buffer.length >= MAX_BUFFER) void this.flush();
+  /** Positional rather than an object: this runs for every authenticated request. */
+  record(protocolId: string, method: string, endpoint: string, statusCode: number, latencyMs: number, at: number): void {
+    this.batch.add(protocolId, method, endpoint, statusCode, latencyMs, at);
+    if (this.batch.size >= MAX_BUFFER) void this.flush();
     else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.flushMs);
   }
 
@@ -41,33 +76,43 @@ export class RequestLog {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    const batch = this.buffer;
-    this.buffer = [];
-    this.flushing = this.flushing.then(() => (batch.length ? this.write(batch) : undefined));
+    const batch = this.batch;
+    this.batch = new SegmentBatch();
+    this.flushing = this.flushing.then(() => (batch.size ? this.write(batch) : undefined));
     return this.flushing;
   }
 
-  private async write(batch: RequestLogEntry[]): Promise<void> {
+  private async write(batch: SegmentBatch): Promise<void> {
     try {
-      await insertRequestLog(this.db, batch);
+      await writeSegments(this.db, batch);
     } catch (error) {
       // The log is best-effort: losing a batch while the database is down must not fail requests.
-      this.log.warn({ err: error, dropped: batch.length }, 'request log: could not write a batch');
+      this.log.warn({ err: error, dropped: batch.size }, 'request log: could not write a batch');
     }
   }
 }
 
-/** One protocol's share of a batch: the columns of its requests, in order, and their summary. */
-interface Segment {
-  methods: string[];
-  endpoints: string[];
-  statuses: number[];
-  latencies: number[];
-  times: number[];
-  first: number;
-  last: number;
-  /** Requests per distinct endpoint and status code, keyed `<status> <endpoint>`. */
-  summary: Map<string, number>;
+/** Writes entries as the gateway would have recorded them (one segment per protocol). */
+export async function insertRequestLog(db: Queryable, entries: RequestLogEntry[]): Promise<void> {
+  const batch = new SegmentBatch();
+  for (const e of entries) batch.add(e.protocolId, e.method, e.endpoint, e.statusCode, e.latencyMs, e.at);
+  if (batch.size) await writeSegments(db, batch);
+}
+
+/** Requests per distinct status code and endpoint of a segment. */
+function summarise(segment: Segment): { endpoints: string[]; statuses: number[]; counts: number[] } {
+  const counts = new Map<string, number>();
+  for (let i = 0; i < segment.endpoints.length; i++) {
+    const pair = `${segment.statuses[i]} ${segment.endpoints[i]}`;
+    counts.set(pair, (counts.get(pair) ?? 0) + 1);
+  }
+  const summary = { endpoints: [] as string[], statuses: [] as number[], counts: [...counts.values()] };
+  for (const pair of counts.keys()) {
+    const space = pair.indexOf(' ');
+    summary.statuses.push(Number(pair.slice(0, space)));
+    summary.endpoints.push(pair.slice(space + 1));
+  }
+  return summary;
 }
 
 /**
@@ -75,29 +120,11 @@ interface Segment {
  * INSERT: each array parameter has an element per segment, that element being the literal of the
  * segment's own array. Segments of protocols that do not exist are dropped.
  */
-export async function insertRequestLog(db: Queryable, batch: RequestLogEntry[]): Promise<void> {
-  const segments = new Map<string, Segment>();
-  for (const entry of batch) {
-    let segment = segments.get(entry.protocolId);
-    if (!segment) {
-      segment = { methods: [], endpoints: [], statuses: [], latencies: [], times: [], first: entry.at, last: entry.at, summary: new Map() };
-      segments.set(entry.protocolId, segment);
-    }
-    segment.methods.push(entry.method);
-    segment.endpoints.push(entry.endpoint);
-    segment.statuses.push(entry.statusCode);
-    segment.latencies.push(entry.latencyMs);
-    segment.times.push(entry.at);
-    if (entry.at < segment.first) segment.first = entry.at;
-    if (entry.at > segment.last) segment.last = entry.at;
-    const pair = `${entry.statusCode} ${entry.endpoint}`;
-    segment.summary.set(pair, (segment.summary.get(pair) ?? 0) + 1);
-  }
-  const all = [...segments.values()];
-  const nested = (each: (segment: Segment) => string) => textArrayLiteral(all.map(each));
-  const texts = (pick: (segment: Segment) => string[]) => nested((segment) => textArrayLiteral(pick(segment)));
-  const numbers = (pick: (segment: Segment) => number[]) => nested((segment) => `{${pick(segment).join(',')}}`);
-  const pairs = all.map((segment) => [...segment.summary.keys()]);
+async function writeSegments(db: Queryable, batch: SegmentBatch): Promise<void> {
+  const all = [...batch.segments.values()];
+  const summaries = all.map(summarise);
+  const texts = (columns: string[][]) => textArrayLiteral(columns.map((column) => textArrayLiteral(column)));
+  const numbers = (columns: number[][]) => textArrayLiteral(columns.map((column) => `{${column.join(',')}}`));
   await db.query(
     `INSERT INTO request_log_segments (protocol_short_id, first_at, last_at, entries, methods, endpoints, status_codes, latencies_ms, times_ms,
                                        summary_endpoints, summary_status_codes, summary_counts)
@@ -108,81 +135,17 @@ export async function insertRequestLog(db: Queryable, batch: RequestLogEntry[]):
           AS s(protocol_id, first, last, methods, endpoints, status_codes, latencies_ms, times_ms, summary_endpoints, summary_status_codes, summary_counts)
      JOIN protocols p ON p.id = s.protocol_id`,
     [
-      textArrayLiteral([...segments.keys()]),
+      textArrayLiteral([...batch.segments.keys()]),
       `{${all.map((segment) => segment.first).join(',')}}`,
       `{${all.map((segment) => segment.last).join(',')}}`,
-      texts((segment) => segment.methods),
-      texts((segment) => segment.endpoints),
-      numbers((segment) => segment.statuses),
-      numbers((segment) => segment.latencies),
-      numbers((segment) => segment.times),
-      textArrayLiteral(pairs.map((keys) => textArrayLiteral(keys.map((key) => key.slice(key.indexOf(' ') + 1))))),
-      textArrayLiteral(pairs.map((keys) => `{${keys.map((key) => key.slice(0, key.indexOf(' '))).join(',')}}`)),
-      numbers((segment) => [...segment.summary.values()]),
+      texts(all.map((segment) => segment.methods)),
+      texts(all.map((segment) => segment.endpoints)),
+      numbers(all.map((segment) => segment.statuses)),
+      numbers(all.map((segment) => segment.latencies)),
+      numbers(all.map((segment) => segment.times)),
+      texts(summaries.map((summary) => summary.endpoints)),
+      numbers(summaries.map((summary) => summary.statuses)),
+      numbers(summaries.map((summary) => summary.counts)),
     ],
   );
-}
-
-export interface RequestLogQuery {
-  protocolId: string;
-  page: number;
-  limit: number;
-  statusCode?: number;
-  endpoint?: string;
-}
-
-export interface RequestLogRow {
-  method: string;
-  endpoint: string;
-  status_code: number;
-  latency_ms: number;
-  created_at: Date;
-}
-
-/**
- * One page of a protocol's requests, newest first, and how many match. Each segment's summary
- * tells how many of its requests match, without unnesting it: the total is their sum, and only
- * the newest segments that can hold the page are unnested, those that end no earlier than the
- * earliest start among the fewest latest-ending segments holding enough matching requests (a
- * request of a segment that ends earlier cannot be newer than the page's last).
- */
-export async function queryRequestLog(db: Queryable, q: RequestLogQuery): Promise<{ items: RequestLogRow[]; total: number }> {
-  // $1 is the protocol's id; conditions on a request (`r`) hold for its segment's summary pairs too.
-  const conditions: string[] = [];
-  const params: unknown[] = [q.protocolId];
-  if (q.statusCode !== undefined) {
-    params.push(q.statusCode);
-    conditions.push(`r.status_code = $${params.length}`);
-  }
-  if (q.endpoint) {
-    params.push(`%${q.endpoint.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-    conditions.push(`r.endpoint LIKE $${params.length}`);
-  }
-  const matching = conditions.length
-    ? `(SELECT coalesce(sum(r.n), 0) FROM unnest(s.summary_endpoints, s.summary_status_codes, s.summary_counts) AS r(endpoint, status_code, n)
-        WHERE ${conditions.join(' AND ')})`
-    : 's.entries';
-  const needed = params.push(q.page * q.limit);
-  const [summary] = await db.query<{ total: number; cutoff: Date | null }>(
-    `SELECT coalesce(sum(matching), 0)::int AS total, min(first_at) FILTER (WHERE before < $${needed}) AS cutoff
-     FROM (SELECT matching, first_at, sum(matching) OVER (ORDER BY last_at DESC, id DESC) - matching AS before
-           FROM (SELECT ${matching} AS matching, s.first_at, s.last_at, s.id
-                 FROM request_log_segments s WHERE s.protocol_short_id = (SELECT short_id FROM protocols WHERE id = $1)) counted
-           WHERE matching > 0) newest_first`,
-    params,
-  );
-  const offset = (q.page - 1) * q.limit;
-  if (offset >= summary.total) return { items: [], total: summary.total };
-  params[needed - 1] = summary.cutoff;
-  const items = await db.query<RequestLogRow>(
-    `SELECT r.method, r.endpoint, r.status_code, r.latency_ms, 'epoch'::timestamptz + r.at * interval '1 millisecond' AS created_at
-     FROM request_log_segments s
-     CROSS JOIN LATERAL unnest(s.methods, s.endpoints, s.status_codes, s.latencies_ms, s.times_ms)
-       WITH ORDINALITY AS r(method, endpoint, status_code, latency_ms, at, position)
-     WHERE s.protocol_short_id = (SELECT short_id FROM protocols WHERE id = $1) AND s.last_at >= $${needed}
-       ${conditions.map((condition) => `AND ${condition}`).join(' ')}
-     ORDER BY r.at DESC, s.id DESC, r.position DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-    [...params, q.limit, offset],
-  );
-  return { items, total: summary.total };
 }

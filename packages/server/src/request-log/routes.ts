@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
-import { queryRequestLog } from './request-log.js';
+import { queryRequestLog } from './query-request-log.js';
 
 const Query = Type.Object({
   ...pageQuery(50),
