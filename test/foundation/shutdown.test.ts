@@ -5,7 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/connection.js';
-import { ADMIN_TOKEN, ENCRYPTION_KEY, call, createProtocol, freshSchema, onPostgres, sleep } from '../support/gateway.js';
+import { loadConfig } from '../../packages/server/src/config.js';
+import { startHerald, type Herald } from '../../packages/server/src/runtime.js';
+import { ADMIN_TOKEN, ENCRYPTION_KEY, call, createProtocol, freshSchema, onPostgres, sleep, testEnv, waitFor } from '../support/gateway.js';
 import { ensureBuilt, killStrays, spawnServer } from './server-process.js';
 
 /** POSTs JSON whose second half is sent `pauseMs` after `midway()` is called: a request surely in flight. */
@@ -110,5 +112,76 @@ describe('graceful shutdown', () => {
     } finally {
       await db.close();
     }
+  });
+});
+
+describe('closing with requests whose clients went away', () => {
+  let schema: { url: string; drop: () => Promise<void> } | undefined;
+  before(async () => {
+    if (onPostgres) schema = await freshSchema();
+  });
+  after(async () => {
+    await schema?.drop();
+  });
+
+  /** Sends the request head and `bodyStart`, then drops the connection once `ready` resolves. */
+  function abandon(url: string, pathname: string, headers: Record<string, string | number>, bodyStart: string, ready: Promise<unknown>) {
+    const req = http.request(`${url}${pathname}`, { method: bodyStart ? 'POST' : 'GET', agent: false, headers });
+    req.on('error', () => {});
+    if (bodyStart) req.write(bodyStart);
+    else req.end();
+    void ready.then(() => req.destroy());
+  }
+
+  it('keeps storage open until the handlers of abandoned requests have finished', async () => {
+    let herald: Herald | undefined;
+    let entered!: () => void;
+    const handlerEntered = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let outcome: string | undefined;
+    let socket: import('node:net').Socket | undefined;
+    herald = await startHerald(loadConfig(testEnv(schema ? { DATABASE_URL: schema.url } : {})), {
+      announce: () => {},
+      routes: (app) =>
+        app.get('/v1/test/slow', async (request) => {
+          socket = request.raw.socket;
+          entered();
+          await gate;
+          try {
+            const [{ one }] = await herald!.deps.db.query<{ one: number }>('SELECT 1 AS one');
+            outcome = `read ${one}`;
+          } catch (error) {
+            outcome = `failed: ${(error as Error).message}`;
+          }
+          return { ok: true };
+        }),
+    });
+    const protocol = await createProtocol(herald.url!, { tier: 3 });
+    abandon(herald.url!, '/v1/test/slow', { authorization: `Bearer ${protocol.apiKey}` }, '', handlerEntered);
+    await handlerEntered;
+    await waitFor(async () => socket!.destroyed);
+    assert.equal(herald.app!.inFlight.size, 1, 'the handler is still running without a client');
+
+    const closing = herald.close();
+    let closed = false;
+    void closing.then(() => (closed = true));
+    await sleep(100);
+    assert.equal(closed, false, 'closing waits for the running handler');
+    release();
+    await closing;
+    assert.equal(outcome, 'read 1', 'the handler used storage before it closed');
+  });
+
+  it('does not wait for a request abandoned before its body arrived', async () => {
+    const herald = await startHerald(loadConfig(testEnv(schema ? { DATABASE_URL: schema.url } : {})), { announce: () => {} });
+    const protocol = await createProtocol(herald.url!, { tier: 3 });
+    const headers = { authorization: `Bearer ${protocol.apiKey}`, 'content-type': 'application/json', 'content-length': 500 };
+    abandon(herald.url!, '/v1/notify', headers, '{"wallet":', sleep(100));
+    // The guard counted it; the broken body answers it (to nobody) and takes it out again.
+    await waitFor(async () => herald.app!.inFlight.size === 0);
+    const started = Date.now();
+    await herald.close();
+    assert.ok(Date.now() - started < 5_000, `closed in ${Date.now() - started} ms`);
   });
 });

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { atNextSecond, startGateway, type TestGateway } from '../support/gateway.js';
+import { atNextSecond, startGateway, waitFor, type TestGateway } from '../support/gateway.js';
 import { writeFixture } from './fixture.js';
 
 interface Answer {
@@ -183,6 +183,12 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     const init = await post({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { capabilities: {} } });
     isJsonRpcError(init.body, -32602, 'i');
     assert.match(init.body.error.message, /protocolVersion/);
+  });
+
+  it('every answered request, hijacked by the transport or refused before it, leaves the count of requests in flight', async () => {
+    await post({ jsonrpc: '2.0', id: 20, method: 'ping' });
+    await post('{bad json}');
+    await waitFor(async () => gateway.herald.app!.inFlight.size === 0);
   });
 
   it('GET and DELETE /mcp answer 405 with a JSON-RPC error', async () => {

@@ -59,6 +59,9 @@ function embeddedSecret(dir: string, file: string, make: () => string): { value:
   return { value, created: true };
 }
 
+/** How long closing waits for requests still running after the server has stopped accepting. */
+const IN_FLIGHT_GRACE_MS = 10_000;
+
 /** Every background loop of the worker role. */
 function backgroundLoops(deps: Deps): JobLoop[] {
   return [...Array.from({ length: deps.config.delivery.loops }, () => createDeliveryWorker(deps, deps.config.delivery)), createScheduleWorker(deps), webhookLoop(deps), receiptLoop(deps), requestLogCompactor(deps)];
@@ -138,6 +141,10 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
       close() {
         closing ??= (async () => {
           await app?.close();
+          // Handlers of requests whose clients went away are still running: storage stays open for them.
+          if (app && !(await app.inFlight.settled(IN_FLIGHT_GRACE_MS))) {
+            log.warn({ requests: app.inFlight.size }, 'closing with requests still running');
+          }
           await Promise.all(loops.map((loop) => loop.stop()));
           await deps.wakeup.close();
           await deps.channels.close();

@@ -18,9 +18,62 @@ declare module 'fastify' {
     auth: KeyOwner | null;
     /** performance.now() when the guard first saw the request: the request log's latency. */
     startedAt: number;
+    /** The app's count of unanswered requests while this one counts in it. */
+    inFlight: InFlight | null;
+  }
+  interface FastifyInstance {
+    /** Requests taken and not yet answered (installGuard). */
+    inFlight: InFlight;
   }
   interface FastifyContextConfig {
     access?: Access;
+  }
+}
+
+/**
+ * Requests the app has taken and not yet answered. Closing the server waits for open connections,
+ * not for handlers: a request whose client has gone away keeps running, and the database must not
+ * close under it. The gateway waits for this count to reach zero before closing storage.
+ */
+export class InFlight {
+  private count = 0;
+  private waiters: (() => void)[] = [];
+
+  get size(): number {
+    return this.count;
+  }
+
+  enter(): void {
+    this.count++;
+  }
+
+  leave(): void {
+    if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** Resolves true once no request is in flight, or false after `timeoutMs` with some still running. */
+  settled(timeoutMs: number): Promise<boolean> {
+    if (this.count === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((waiter) => waiter !== wake);
+        resolve(false);
+      }, timeoutMs);
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.waiters.push(wake);
+    });
+  }
+}
+
+/** Takes a request out of its app's in-flight count: at its answer, or when a hijacked reply is done. */
+export function requestFinished(request: FastifyRequest): void {
+  const inFlight = request.inFlight;
+  if (inFlight) {
+    request.inFlight = null;
+    inFlight.leave();
   }
 }
 
@@ -62,6 +115,9 @@ function protocolLimit(owner: KeyOwner) {
 export function installGuard(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest('auth', null);
   app.decorateRequest('startedAt', 0);
+  app.decorateRequest('inFlight', null);
+  const inFlight = new InFlight();
+  app.decorate('inFlight', inFlight);
 
   function enforce(reply: FastifyReply, result: RateLimitResult, max: number) {
     setRateHeaders(reply, result);
@@ -109,6 +165,8 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   function begin(request: FastifyRequest, reply: FastifyReply) {
     reply.header('x-request-id', request.id);
     request.startedAt = performance.now();
+    request.inFlight = inFlight;
+    inFlight.enter();
   }
 
   const settle = (promise: Promise<unknown>, done: HookHandlerDoneFunction) => promise.then(() => done(), done);
@@ -158,6 +216,7 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   // Callback style: recording is synchronous (a buffer push), so no promise per request. onSend
   // rather than onResponse: an onResponse hook makes Fastify listen for every response's end.
   app.addHook('onSend', (request, reply, payload, done) => {
+    requestFinished(request);
     const auth = request.auth;
     if (auth) {
       const url = request.url;

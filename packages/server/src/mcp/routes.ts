@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Logger } from 'pino';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
+import { requestFinished } from '../http/guard.js';
 import { completeAcceptHeader } from './complete-accept-header.js';
 import { connectMcpServer } from './create-mcp-server.js';
 import { buildHeraldTools, type HeraldTool } from './herald-tools.js';
@@ -38,6 +39,9 @@ async function answerMcp(tools: HeraldTool[], log: Logger, request: FastifyReque
     if (!reply.raw.headersSent) {
       reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(INTERNAL_ERROR, `Internal error (request ${request.id})`)));
     }
+  } finally {
+    // A hijacked reply never reaches the onSend hook that would count it answered.
+    requestFinished(request);
   }
 }
 
