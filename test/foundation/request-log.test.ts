@@ -89,6 +89,32 @@ describe('request log', () => {
     );
   });
 
+  it('stores paths that an array literal must quote exactly as they were, in their own segments and in shared ones', async () => {
+    const p = await gw.createProtocol({ tier: 3 });
+    const q = await gw.createProtocol({ tier: 3 });
+    const awkward = ['/v1/a,b', '/v1/{x}', '/v1/"quoted"', '/v1/back\\slash', 'NULL', 'null', '', '/v1/two words', '/v1/tab\there', '/v1/ünïcode', '/v1/plain'];
+    const at = Date.now();
+    // One batch: both protocols' segments are written by one statement.
+    await insertRequestLog(gw.herald.deps.db, [
+      ...awkward.map((endpoint, i) => ({ protocolId: p.id, method: 'GET', endpoint, statusCode: 200 + i, latencyMs: i, at: at + i })),
+      { protocolId: q.id, method: 'DELETE', endpoint: '/v1/plain', statusCode: 204, latencyMs: 0, at },
+    ]);
+    const res = await logOf(p.apiKey, '?limit=100');
+    assert.deepEqual(
+      res.body.items.map((i: any) => [i.endpoint, i.statusCode, i.latencyMs]),
+      awkward.map((endpoint, i) => [endpoint, 200 + i, i]).reverse(),
+    );
+    assert.equal(res.body.total, awkward.length);
+    assert.deepEqual((await logOf(p.apiKey, `?endpoint=${encodeURIComponent('"quoted"')}`)).body.items.map((i: any) => i.endpoint), ['/v1/"quoted"']);
+    assert.deepEqual((await logOf(p.apiKey, '?statusCode=204')).body.items.map((i: any) => i.endpoint), ['NULL']);
+    const other = (await logOf(q.apiKey)).body.items.filter((i: any) => i.endpoint !== '/v1/requests');
+    assert.deepEqual(other.map((i: any) => [i.method, i.endpoint, i.statusCode]), [['DELETE', '/v1/plain', 204]]);
+    // And through the gateway's own recorder: a request path with a comma, which an array literal quotes.
+    await call(gw.url, p.apiKey, 'GET', '/v1/notifications/a,b%22c%5C{d}');
+    const recorded = (await logOf(p.apiKey, '?limit=1&statusCode=404')).body.items;
+    assert.deepEqual(recorded.map((i: any) => i.endpoint), ['/v1/notifications/a,b%22c%5C%7Bd%7D']);
+  });
+
   it('pages with page and limit (defaults 1 and 50), newest first across pages', async () => {
     const p = await gw.createProtocol({ tier: 3 });
     const base = Date.parse('2026-01-01T00:00:00.000Z');

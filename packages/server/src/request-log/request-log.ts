@@ -14,37 +14,70 @@ export interface RequestLogEntry {
 
 const MAX_BUFFER = 5000;
 
-/** One protocol's share of a batch: the columns of its requests, in the order recorded. */
-interface Segment {
-  methods: string[];
-  endpoints: string[];
-  statuses: number[];
-  latencies: number[];
-  times: number[];
-  first: number;
-  last: number;
-}
-
-/** Requests gathered for one write, already split by protocol into segments. */
+/**
+ * Requests gathered for one write, as columns of numbers: a record allocates nothing that lives
+ * until the flush. Protocol ids, methods and paths are interned per batch; a request's own path
+ * string dies young instead of being carried, with arrays of its neighbours, into the old
+ * generation (which cost the server more than the rest of the record and the write together).
+ */
 class SegmentBatch {
-  readonly segments = new Map<string, Segment>();
   size = 0;
+  readonly protocols: string[] = [];
+  readonly methods: string[] = [];
+  readonly paths: string[] = [];
+  private readonly protocolIndex = new Map<string, number>();
+  private readonly methodIndex = new Map<string, number>();
+  private readonly pathIndex = new Map<string, number>();
+  protocolOf: Int32Array;
+  methodOf: Uint8Array;
+  pathOf: Int32Array;
+  statuses: Uint16Array;
+  latencies: Int32Array;
+  times: Float64Array;
+
+  constructor(capacity: number) {
+    this.protocolOf = new Int32Array(capacity);
+    this.methodOf = new Uint8Array(capacity);
+    this.pathOf = new Int32Array(capacity);
+    this.statuses = new Uint16Array(capacity);
+    this.latencies = new Int32Array(capacity);
+    this.times = new Float64Array(capacity);
+  }
 
   add(protocolId: string, method: string, endpoint: string, statusCode: number, latencyMs: number, at: number): void {
-    let segment = this.segments.get(protocolId);
-    if (!segment) {
-      segment = { methods: [], endpoints: [], statuses: [], latencies: [], times: [], first: at, last: at };
-      this.segments.set(protocolId, segment);
-    }
-    segment.methods.push(method);
-    segment.endpoints.push(endpoint);
-    segment.statuses.push(statusCode);
-    segment.latencies.push(latencyMs);
-    segment.times.push(at);
-    if (at < segment.first) segment.first = at;
-    if (at > segment.last) segment.last = at;
-    this.size++;
+    if (this.size === this.times.length) this.grow();
+    const i = this.size++;
+    this.protocolOf[i] = intern(this.protocolIndex, this.protocols, protocolId);
+    this.methodOf[i] = intern(this.methodIndex, this.methods, method);
+    this.pathOf[i] = intern(this.pathIndex, this.paths, endpoint);
+    this.statuses[i] = statusCode;
+    this.latencies[i] = Math.min(latencyMs, 2 ** 31 - 1);
+    this.times[i] = at;
   }
+
+  private grow() {
+    const double = <T extends Int32Array | Uint8Array | Uint16Array | Float64Array>(column: T): T => {
+      const larger = new (column.constructor as new (length: number) => T)(column.length * 2);
+      larger.set(column);
+      return larger;
+    };
+    this.protocolOf = double(this.protocolOf);
+    this.methodOf = double(this.methodOf);
+    this.pathOf = double(this.pathOf);
+    this.statuses = double(this.statuses);
+    this.latencies = double(this.latencies);
+    this.times = double(this.times);
+  }
+}
+
+function intern(index: Map<string, number>, values: string[], value: string): number {
+  let n = index.get(value);
+  if (n === undefined) {
+    n = values.length;
+    values.push(value);
+    index.set(value, n);
+  }
+  return n;
 }
 
 /**
@@ -54,7 +87,7 @@ class SegmentBatch {
  * its own requests.
  */
 export class RequestLog {
-  private batch = new SegmentBatch();
+  private batch = new SegmentBatch(64);
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -77,7 +110,8 @@ export class RequestLog {
       this.timer = undefined;
     }
     const batch = this.batch;
-    this.batch = new SegmentBatch();
+    // Sized for a batch like the last one, so a busy process does not grow its columns every time.
+    this.batch = new SegmentBatch(Math.min(Math.max(batch.size, 64), MAX_BUFFER));
     this.flushing = this.flushing.then(() => (batch.size ? this.write(batch) : undefined));
     return this.flushing;
   }
@@ -94,58 +128,122 @@ export class RequestLog {
 
 /** Writes entries as the gateway would have recorded them (one segment per protocol). */
 export async function insertRequestLog(db: Queryable, entries: RequestLogEntry[]): Promise<void> {
-  const batch = new SegmentBatch();
+  const batch = new SegmentBatch(Math.max(entries.length, 1));
   for (const e of entries) batch.add(e.protocolId, e.method, e.endpoint, e.statusCode, e.latencyMs, e.at);
   if (batch.size) await writeSegments(db, batch);
 }
 
-/** Requests per distinct status code and endpoint of a segment. */
-function summarise(segment: Segment): { endpoints: string[]; statuses: number[]; counts: number[] } {
-  const counts = new Map<string, number>();
-  for (let i = 0; i < segment.endpoints.length; i++) {
-    const pair = `${segment.statuses[i]} ${segment.endpoints[i]}`;
-    counts.set(pair, (counts.get(pair) ?? 0) + 1);
-  }
-  const summary = { endpoints: [] as string[], statuses: [] as number[], counts: [...counts.values()] };
-  for (const pair of counts.keys()) {
-    const space = pair.indexOf(' ');
-    summary.statuses.push(Number(pair.slice(0, space)));
-    summary.endpoints.push(pair.slice(space + 1));
-  }
-  return summary;
+/**
+ * A value as an element of a text array literal: bare when it needs no quoting (request paths
+ * almost always), else quoted with quotes and backslashes escaped.
+ */
+function element(value: string): string {
+  if (value !== '' && !/[{}",\\\s]/.test(value) && value.toUpperCase() !== 'NULL') return value;
+  return `"${value.replace(/["\\]/g, '\\$&')}"`;
+}
+
+/** A segment's text array literal as an element of the outer array: quoted, escaped if it must be. */
+function nested(elements: string[]): string {
+  const literal = `{${elements.join(',')}}`;
+  return `"${/["\\]/.test(literal) ? literal.replace(/["\\]/g, '\\$&') : literal}"`;
 }
 
 /**
  * Writes a batch as one segment per protocol (migrations/015_request_log_segments.sql), in one
- * INSERT: each array parameter has an element per segment, that element being the literal of the
- * segment's own array. Segments of protocols that do not exist are dropped.
+ * INSERT. The requests' columns are sent flat, grouped by protocol in the order recorded, and
+ * each segment takes its slice of them; so do the summaries (requests per distinct endpoint and
+ * status code). Segments of protocols that do not exist are dropped.
  */
 async function writeSegments(db: Queryable, batch: SegmentBatch): Promise<void> {
-  const all = [...batch.segments.values()];
-  const summaries = all.map(summarise);
-  const texts = (columns: string[][]) => textArrayLiteral(columns.map((column) => textArrayLiteral(column)));
-  const numbers = (columns: number[][]) => textArrayLiteral(columns.map((column) => `{${column.join(',')}}`));
+  const { size, protocolOf } = batch;
+  const segments = batch.protocols.length;
+  // Group the requests by protocol, keeping their order (a counting sort).
+  const starts = new Int32Array(segments + 1);
+  for (let i = 0; i < size; i++) starts[protocolOf[i] + 1]++;
+  for (let p = 0; p < segments; p++) starts[p + 1] += starts[p];
+  const order = new Int32Array(size);
+  const next = starts.slice(0, segments);
+  for (let i = 0; i < size; i++) order[next[protocolOf[i]]++] = i;
+
+  const methods = batch.methods.map(element);
+  const paths = batch.paths.map(element);
+  // Text columns go as one literal per segment (slicing a flat text array walks it from the start);
+  // number columns go flat, each segment taking its slice.
+  const segmentMethods: string[] = [];
+  const segmentPaths: string[] = [];
+  const segmentSummaryPaths: string[] = [];
+  const statuses: number[] = new Array(size);
+  const latencies: number[] = new Array(size);
+  const times: number[] = new Array(size);
+  const firsts: number[] = [];
+  const lasts: number[] = [];
+  const summaryStarts: number[] = [];
+  const summaryLengths: number[] = [];
+  const summaryStatuses: number[] = [];
+  const summaryCounts: number[] = [];
+  const counts = new Map<number, number>();
+  for (let p = 0; p < segments; p++) {
+    let first = Infinity;
+    let last = -Infinity;
+    counts.clear();
+    const entryMethods: string[] = [];
+    const entryPaths: string[] = [];
+    for (let k = starts[p]; k < starts[p + 1]; k++) {
+      const i = order[k];
+      const at = batch.times[i];
+      entryMethods.push(methods[batch.methodOf[i]]);
+      entryPaths.push(paths[batch.pathOf[i]]);
+      statuses[k] = batch.statuses[i];
+      latencies[k] = batch.latencies[i];
+      times[k] = at;
+      if (at < first) first = at;
+      if (at > last) last = at;
+      const pair = batch.pathOf[i] * 1000 + batch.statuses[i];
+      counts.set(pair, (counts.get(pair) ?? 0) + 1);
+    }
+    firsts.push(first);
+    lasts.push(last);
+    segmentMethods.push(nested(entryMethods));
+    segmentPaths.push(nested(entryPaths));
+    summaryStarts.push(summaryStatuses.length);
+    summaryLengths.push(counts.size);
+    const summaryPaths: string[] = [];
+    for (const [pair, count] of counts) {
+      summaryPaths.push(paths[Math.floor(pair / 1000)]);
+      summaryStatuses.push(pair % 1000);
+      summaryCounts.push(count);
+    }
+    segmentSummaryPaths.push(nested(summaryPaths));
+  }
+  const list = (values: (string | number)[] | Int32Array) => `{${values.join(',')}}`;
   await db.query(
     `INSERT INTO request_log_segments (protocol_short_id, first_at, last_at, entries, methods, endpoints, status_codes, latencies_ms, times_ms,
                                        summary_endpoints, summary_status_codes, summary_counts)
      SELECT p.short_id, 'epoch'::timestamptz + s.first * interval '1 millisecond', 'epoch'::timestamptz + s.last * interval '1 millisecond',
-            cardinality(s.times_ms::bigint[]), s.methods::text[], s.endpoints::text[], s.status_codes::smallint[], s.latencies_ms::integer[],
-            s.times_ms::bigint[], s.summary_endpoints::text[], s.summary_status_codes::smallint[], s.summary_counts::integer[]
-     FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-          AS s(protocol_id, first, last, methods, endpoints, status_codes, latencies_ms, times_ms, summary_endpoints, summary_status_codes, summary_counts)
+            s.stop - s.start, s.methods::text[], s.endpoints::text[], ($8::smallint[])[s.start + 1 : s.stop],
+            ($9::integer[])[s.start + 1 : s.stop], ($10::bigint[])[s.start + 1 : s.stop],
+            s.summary_endpoints::text[],
+            ($12::smallint[])[s.summary_start + 1 : s.summary_start + s.summary_length],
+            ($13::integer[])[s.summary_start + 1 : s.summary_start + s.summary_length]
+     FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], $5::integer[], $6::text[], $7::text[], $11::text[], $14::integer[], $15::integer[])
+          AS s(protocol_id, first, last, start, stop, methods, endpoints, summary_endpoints, summary_start, summary_length)
      JOIN protocols p ON p.id = s.protocol_id`,
     [
-      textArrayLiteral([...batch.segments.keys()]),
-      `{${all.map((segment) => segment.first).join(',')}}`,
-      `{${all.map((segment) => segment.last).join(',')}}`,
-      texts(all.map((segment) => segment.methods)),
-      texts(all.map((segment) => segment.endpoints)),
-      numbers(all.map((segment) => segment.statuses)),
-      numbers(all.map((segment) => segment.latencies)),
-      numbers(all.map((segment) => segment.times)),
-      texts(summaries.map((summary) => summary.endpoints)),
-      numbers(summaries.map((summary) => summary.statuses)),
-      numbers(summaries.map((summary) => summary.counts)),
+      textArrayLiteral(batch.protocols),
+      list(firsts),
+      list(lasts),
+      list(starts.subarray(0, segments)),
+      list(starts.subarray(1)),
+      list(segmentMethods),
+      list(segmentPaths),
+      list(statuses),
+      list(latencies),
+      list(times),
+      list(segmentSummaryPaths),
+      list(summaryStatuses),
+      list(summaryCounts),
+      list(summaryStarts),
+      list(summaryLengths),
     ],
   );
 }
