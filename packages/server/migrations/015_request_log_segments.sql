@@ -4,7 +4,7 @@
 -- log cost PostgreSQL a heap tuple, an index entry and their WAL for every authenticated request,
 -- more than everything else a cheap request costs it; a segment carries a flush's worth of a
 -- protocol's requests for the cost of about one row (a third of the PostgreSQL time per request at
--- 10 requests a segment). Reads (request-log/request-log.ts) count from the summaries and unnest
+-- 10 requests a segment). Reads (request-log/query-request-log.ts) count from the summaries and unnest
 -- only the newest segments a page needs, found through (protocol_short_id, last_at).
 CREATE TABLE IF NOT EXISTS request_log_segments (
   id bigint GENERATED ALWAYS AS IDENTITY,          -- orders requests of the same millisecond

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { textArrayLiteral } from '../db/array-literal.js';
+import { arrayElement, quotedElement, textArrayLiteral } from '../db/array-literal.js';
 import type { Database, Queryable } from '../db/connection.js';
 
 export interface RequestLogEntry {
@@ -81,8 +81,8 @@ function intern(index: Map<string, number>, values: string[], value: string): nu
 }
 
 /**
- * Collects request records off the hot path, split by protocol as they come, and writes them in
- * one INSERT, a segment per protocol, every `flushMs` (or sooner when the buffer fills).
+ * Collects request records off the hot path and writes them in one INSERT, a segment per
+ * protocol, every `flushMs` (or sooner when the buffer fills).
  * `flush()` is awaited at shutdown and before the log is read, so a single process always shows
  * its own requests.
  */
@@ -133,26 +133,17 @@ export async function insertRequestLog(db: Queryable, entries: RequestLogEntry[]
   if (batch.size) await writeSegments(db, batch);
 }
 
-/**
- * A value as an element of a text array literal: bare when it needs no quoting (request paths
- * almost always), else quoted with quotes and backslashes escaped.
- */
-function element(value: string): string {
-  if (value !== '' && !/[{}",\\\s]/.test(value) && value.toUpperCase() !== 'NULL') return value;
-  return `"${value.replace(/["\\]/g, '\\$&')}"`;
-}
-
-/** A segment's text array literal as an element of the outer array: quoted, escaped if it must be. */
+/** A segment's text array literal, as an element of the array of every segment's literal. */
 function nested(elements: string[]): string {
-  const literal = `{${elements.join(',')}}`;
-  return `"${/["\\]/.test(literal) ? literal.replace(/["\\]/g, '\\$&') : literal}"`;
+  return quotedElement(`{${elements.join(',')}}`);
 }
 
 /**
  * Writes a batch as one segment per protocol (migrations/015_request_log_segments.sql), in one
- * INSERT. The requests' columns are sent flat, grouped by protocol in the order recorded, and
- * each segment takes its slice of them; so do the summaries (requests per distinct endpoint and
- * status code). Segments of protocols that do not exist are dropped.
+ * INSERT. Requests are grouped by protocol in the order recorded; their number columns are sent
+ * flat, each segment taking its slice, and their text columns as one literal per segment; so are
+ * the summaries (requests per distinct endpoint and status code). Segments of protocols that do
+ * not exist are dropped.
  */
 async function writeSegments(db: Queryable, batch: SegmentBatch): Promise<void> {
   const { size, protocolOf } = batch;
@@ -165,8 +156,8 @@ async function writeSegments(db: Queryable, batch: SegmentBatch): Promise<void> 
   const next = starts.slice(0, segments);
   for (let i = 0; i < size; i++) order[next[protocolOf[i]]++] = i;
 
-  const methods = batch.methods.map(element);
-  const paths = batch.paths.map(element);
+  const methods = batch.methods.map(arrayElement);
+  const paths = batch.paths.map(arrayElement);
   // Text columns go as one literal per segment (slicing a flat text array walks it from the start);
   // number columns go flat, each segment taking its slice.
   const segmentMethods: string[] = [];
