@@ -1,7 +1,8 @@
-import { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { listenPostgres } from './listen-postgres.js';
+import type { PgliteReply, PgliteRequest, SerializedDbError } from './pglite-messages.js';
 
 /** Anything that runs SQL: the database itself or one transaction on it. */
 export interface Queryable {
@@ -23,28 +24,128 @@ const NUMERIC = 1700;
 // Both engines answer with the same JS types: int8 and numeric as numbers, timestamps as Date.
 const parseNumber = (value: string) => Number(value);
 
+/**
+ * Starts the embedded database's thread. Built code runs pglite-thread.js; code run through tsx
+ * (tests, benchmarks) runs pglite-thread.ts, registering tsx in the thread first (a thread does not
+ * inherit the loader its parent was started with).
+ */
+function startPgliteThread(dataDir: string | undefined): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./pglite-thread.js', import.meta.url), { workerData: { dataDir } });
+  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
+  const thread = JSON.stringify(new URL('./pglite-thread.ts', import.meta.url).href);
+  return new Worker(`import(${tsx}).then(({ register }) => { register(); return import(${thread}); })`, { eval: true, workerData: { dataDir } });
+}
+
+/** An error of the embedded database, with the fields PostgreSQL reports (`code`, `constraint`, ...). */
+function databaseError(serialized: SerializedDbError): Error {
+  const { message, ...fields } = serialized;
+  return Object.assign(new Error(message), fields);
+}
+
+/**
+ * PGlite, run in a thread of its own (pglite-thread.ts): a query takes the database's CPU time in
+ * that thread, as PostgreSQL's takes it in its own processes, and the server's event loop only
+ * posts the query and reads the rows. Parameters and rows cross by structured clone, which keeps
+ * Date, Uint8Array, arrays and plain objects as they are.
+ */
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
-  const db = new PGlite(dataDir, { parsers: { [INT8]: parseNumber, [NUMERIC]: parseNumber } });
-  await db.waitReady;
+  const worker = startPgliteThread(dataDir);
+  const pending = new Map<number, { resolve(rows: any[]): void; reject(error: Error): void }>();
+  const notifications = new Map<number, (payload: string) => void>();
+  let nextId = 1;
+  let stopped: Error | undefined;
+  let ready: { resolve(): void; reject(error: Error): void } | undefined;
+  const started = new Promise<void>((resolve, reject) => (ready = { resolve, reject }));
+
+  const stop = (error: Error) => {
+    stopped ??= error;
+    ready?.reject(error);
+    for (const call of pending.values()) call.reject(error);
+    pending.clear();
+  };
+  worker.on('message', (message: PgliteReply) => {
+    if ('notify' in message) return notifications.get(message.notify)?.(message.payload);
+    if ('ready' in message) {
+      if (message.ready) ready?.resolve();
+      else ready?.reject(databaseError(message.error!));
+      ready = undefined;
+      return;
+    }
+    const call = pending.get(message.id);
+    if (!call) return;
+    pending.delete(message.id);
+    // Only a call in flight keeps the process alive, as a socket to PostgreSQL would.
+    if (pending.size === 0) worker.unref();
+    if (message.error) call.reject(databaseError(message.error));
+    else call.resolve(message.rows ?? []);
+  });
+  worker.on('error', (error) => stop(new Error(`the embedded database stopped: ${error.message}`)));
+  worker.on('exit', (code) => stop(new Error(`the embedded database stopped (thread exit code ${code})`)));
+
+  // The message's id is assigned here; `op` and its fields come from the caller.
+  const call = <T = any>(message: DistributiveOmit<PgliteRequest, 'id'>): Promise<T[]> => {
+    if (stopped) return Promise.reject(stopped);
+    const id = nextId++;
+    return new Promise<T[]>((resolve, reject) => {
+      if (pending.size === 0) worker.ref();
+      pending.set(id, { resolve, reject });
+      try {
+        worker.postMessage({ ...message, id });
+      } catch (error) {
+        // A parameter that cannot be cloned (a function, a class with private state) fails here.
+        pending.delete(id);
+        if (pending.size === 0) worker.unref();
+        reject(error as Error);
+      }
+    });
+  };
+
+  try {
+    await started;
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  }
+  worker.unref();
   return {
     engine: 'pglite',
-    async query(text, params) {
-      return (await db.query<any>(text, params)).rows;
-    },
+    query: (text, params) => call({ op: 'query', text, params }),
     async transaction(fn) {
-      return db.transaction((tx) => fn({ query: async (text, params) => (await tx.query<any>(text, params)).rows }));
+      // A transaction is known by the id of the message that began it.
+      const tx = nextId;
+      await call({ op: 'begin' });
+      let result;
+      try {
+        result = await fn({ query: (text, params) => call({ op: 'query', text, params, tx }) });
+      } catch (error) {
+        await call({ op: 'end', tx, commit: false }).catch(() => {});
+        throw error;
+      }
+      await call({ op: 'end', tx, commit: true });
+      return result;
     },
     async exec(sql) {
-      await db.exec(sql);
+      await call({ op: 'exec', sql });
     },
     async listen(channel, onNotify) {
-      return db.listen(channel, onNotify);
+      // Notifications carry the id of the message that started listening.
+      const listener = nextId;
+      notifications.set(listener, onNotify);
+      await call({ op: 'listen', channel });
+      return async () => {
+        notifications.delete(listener);
+        await call({ op: 'unlisten', listener });
+      };
     },
     async close() {
-      await db.close();
+      if (!stopped) await call({ op: 'close' });
+      stop(new Error('the embedded database is closed'));
+      await worker.terminate();
     },
   };
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export const MAX_PREPARED = 1000;
 

@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/connection.js';
+import { int2Array, int4Array, int8Array } from '../../packages/server/src/db/binary-array.js';
+import { freshSchema, onPostgres } from '../support/gateway.js';
+
+/** An empty database on the engine under test (PGlite runs in a thread of its own). */
+async function open(): Promise<{ db: Database; dispose: () => Promise<void> }> {
+  if (!onPostgres) {
+    const db = await openPglite(undefined);
+    return { db, dispose: () => db.close() };
+  }
+  const schema = await freshSchema();
+  const db = await openPostgres({ url: schema.url, max: 2 });
+  return {
+    db,
+    dispose: async () => {
+      await db.close();
+      await schema.drop();
+    },
+  };
+}
+
+describe('the database connection, on either engine', () => {
+  it('answers with the same JS types: numbers for int8 and numeric, Date, Uint8Array, arrays, JSON', async () => {
+    const { db, dispose } = await open();
+    try {
+      const at = new Date('2026-11-25T10:00:00.123Z');
+      const [row] = await db.query(
+        `SELECT 9007199254740991::int8 AS big, 1.5::numeric AS num, $1::timestamptz AS at, $2::bytea AS bytes,
+                $3::text[] AS texts, $4::jsonb AS doc, NULL::text AS nothing`,
+        [at, Buffer.from([0, 1, 254, 255]), ['a', 'b,c', 'd"e'], JSON.stringify({ nested: { list: [1, 'two'] } })],
+      );
+      assert.equal(row.big, 9007199254740991);
+      assert.equal(row.num, 1.5);
+      assert.ok(row.at instanceof Date);
+      assert.equal(row.at.toISOString(), at.toISOString());
+      assert.deepEqual([...row.bytes], [0, 1, 254, 255]);
+      assert.deepEqual(row.texts, ['a', 'b,c', 'd"e']);
+      assert.deepEqual(row.doc, { nested: { list: [1, 'two'] } });
+      assert.equal(row.nothing, null);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it('reads number arrays sent in binary (int2Array, int4Array, int8Array), empty ones included', async () => {
+    const { db, dispose } = await open();
+    try {
+      const [row] = await db.query(
+        `SELECT $1::smallint[] AS small, $2::integer[] AS int, ($3::bigint[])::text[] AS big, ($3::bigint[])[2:3]::text[] AS slice,
+                $4::integer[] AS empty, cardinality($4::integer[]) AS n`,
+        [int2Array([1, -2, 32767, -32768]), int4Array(new Int32Array([5, -7, 2 ** 31 - 1])), int8Array([1795581368800, -1, 2 ** 53 - 1]), int4Array([])],
+      );
+      assert.deepEqual(row.small, [1, -2, 32767, -32768]);
+      assert.deepEqual(row.int, [5, -7, 2147483647]);
+      assert.deepEqual(row.big, ['1795581368800', '-1', '9007199254740991']);
+      assert.deepEqual(row.slice, ['-1', '9007199254740991']);
+      assert.deepEqual(row.empty, []);
+      assert.equal(row.n, 0);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it("reports PostgreSQL's error fields (code, constraint, detail) and stays usable after an error", async () => {
+    const { db, dispose } = await open();
+    try {
+      await db.exec('CREATE TABLE t (id int PRIMARY KEY, note text)');
+      await db.query('INSERT INTO t VALUES (1, $1)', ['first']);
+      await assert.rejects(db.query('INSERT INTO t VALUES (1, $1)', ['again']), (error: any) => {
+        assert.ok(error instanceof Error);
+        assert.equal(error.code, '23505');
+        assert.equal(error.constraint, 't_pkey');
+        assert.match(error.detail, /Key \(id\)=\(1\) already exists/);
+        return true;
+      });
+      await assert.rejects(db.query('SELECT * FROM missing_table'), { code: '42P01' });
+      assert.deepEqual(await db.query('SELECT note FROM t'), [{ note: 'first' }]);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it('commits a transaction, rolls back one that throws, and reports a failed statement inside it', async () => {
+    const { db, dispose } = await open();
+    try {
+      await db.exec('CREATE TABLE t (id int PRIMARY KEY)');
+      const result = await db.transaction(async (tx) => {
+        await tx.query('INSERT INTO t VALUES (1)');
+        await tx.query('INSERT INTO t VALUES (2)');
+        return (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM t'))[0].n;
+      });
+      assert.equal(result, 2);
+      await assert.rejects(
+        db.transaction(async (tx) => {
+          await tx.query('INSERT INTO t VALUES (3)');
+          throw new Error('changed my mind');
+        }),
+        /changed my mind/,
+      );
+      await assert.rejects(
+        db.transaction(async (tx) => {
+          await tx.query('INSERT INTO t VALUES (4)');
+          await tx.query('INSERT INTO t VALUES (1)');
+        }),
+        { code: '23505' },
+      );
+      const rows = await db.query<{ id: number }>('SELECT id FROM t ORDER BY id');
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        [1, 2],
+      );
+      // Statements outside a transaction wait for it rather than seeing its uncommitted rows.
+      let inside = 0;
+      const tx = db.transaction(async (t) => {
+        await t.query('INSERT INTO t VALUES (5)');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        inside = (await t.query<{ n: number }>('SELECT count(*)::int AS n FROM t'))[0].n;
+      });
+      const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM t');
+      await tx;
+      assert.equal(inside, 3);
+      assert.ok(n === 2 || n === 3);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it('delivers NOTIFY to a listener until it stops listening', async () => {
+    const { db, dispose } = await open();
+    try {
+      const heard: string[] = [];
+      const stop = await db.listen('herald_test_channel', (payload) => heard.push(payload));
+      await db.query(`SELECT pg_notify('herald_test_channel', 'one')`);
+      const deadline = Date.now() + 5000;
+      while (heard.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.deepEqual(heard, ['one']);
+      await stop();
+      await db.query(`SELECT pg_notify('herald_test_channel', 'two')`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.deepEqual(heard, ['one']);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it('refuses queries once closed', { skip: onPostgres && 'PGlite only' }, async () => {
+    const db = await openPglite(undefined);
+    await db.close();
+    await assert.rejects(db.query('SELECT 1'), /closed/);
+  });
+
+  it('refuses a parameter that cannot cross to the database thread, and stays usable', { skip: onPostgres && 'PGlite only' }, async () => {
+    const db = await openPglite(undefined);
+    try {
+      await assert.rejects(db.query('SELECT $1::text AS v', [() => 'a function']), { name: 'DataCloneError' });
+      assert.deepEqual(await db.query('SELECT $1::text AS v', ['fine']), [{ v: 'fine' }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('lets a process exit while the embedded database is open and idle', { skip: onPostgres && 'PGlite only' }, () => {
+    // A script that opens PGlite, queries and never closes it: its thread must not keep the process alive.
+    const script = `
+      import { openPglite } from ${JSON.stringify(new URL('../../packages/server/src/db/connection.ts', import.meta.url).href)};
+      const db = await openPglite(undefined);
+      const [row] = await db.query('SELECT 41 + 1 AS answer');
+      console.log(row.answer);`;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout.trim(), '42');
+  });
+});
