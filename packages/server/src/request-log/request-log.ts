@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { arrayElement, quotedElement, textArrayLiteral } from '../db/array-literal.js';
+import { int2Array, int4Array, int8Array } from '../db/binary-array.js';
 import type { Database, Queryable } from '../db/connection.js';
 
 export interface RequestLogEntry {
@@ -141,8 +142,8 @@ function nested(elements: string[]): string {
 /**
  * Writes a batch as one segment per protocol (migrations/015_request_log_segments.sql), in one
  * INSERT. Requests are grouped by protocol in the order recorded; their number columns are sent
- * flat, each segment taking its slice, and their text columns as one literal per segment; so are
- * the summaries (requests per distinct endpoint and status code). Segments of protocols that do
+ * flat (in binary, which the database copies rather than parses), each segment taking its slice,
+ * and their text columns as one literal per segment; so are the summaries (requests per distinct endpoint and status code). Segments of protocols that do
  * not exist are dropped.
  */
 async function writeSegments(db: Queryable, batch: SegmentBatch): Promise<void> {
@@ -163,9 +164,9 @@ async function writeSegments(db: Queryable, batch: SegmentBatch): Promise<void> 
   const segmentMethods: string[] = [];
   const segmentPaths: string[] = [];
   const segmentSummaryPaths: string[] = [];
-  const statuses: number[] = new Array(size);
-  const latencies: number[] = new Array(size);
-  const times: number[] = new Array(size);
+  const statuses = new Uint16Array(size);
+  const latencies = new Int32Array(size);
+  const times = new Float64Array(size);
   const firsts: number[] = [];
   const lasts: number[] = [];
   const summaryStarts: number[] = [];
@@ -206,7 +207,7 @@ async function writeSegments(db: Queryable, batch: SegmentBatch): Promise<void> 
     }
     segmentSummaryPaths.push(nested(summaryPaths));
   }
-  const list = (values: (string | number)[] | Int32Array) => `{${values.join(',')}}`;
+  const list = (values: string[]) => `{${values.join(',')}}`;
   await db.query(
     `INSERT INTO request_log_segments (protocol_short_id, first_at, last_at, entries, methods, endpoints, status_codes, latencies_ms, times_ms,
                                        summary_endpoints, summary_status_codes, summary_counts)
@@ -221,20 +222,20 @@ async function writeSegments(db: Queryable, batch: SegmentBatch): Promise<void> 
      JOIN protocols p ON p.id = s.protocol_id`,
     [
       textArrayLiteral(batch.protocols),
-      list(firsts),
-      list(lasts),
-      list(starts.subarray(0, segments)),
-      list(starts.subarray(1)),
+      int8Array(firsts),
+      int8Array(lasts),
+      int4Array(starts.subarray(0, segments)),
+      int4Array(starts.subarray(1)),
       list(segmentMethods),
       list(segmentPaths),
-      list(statuses),
-      list(latencies),
-      list(times),
+      int2Array(statuses),
+      int4Array(latencies),
+      int8Array(times),
       list(segmentSummaryPaths),
-      list(summaryStatuses),
-      list(summaryCounts),
-      list(summaryStarts),
-      list(summaryLengths),
+      int2Array(summaryStatuses),
+      int4Array(summaryCounts),
+      int4Array(summaryStarts),
+      int4Array(summaryLengths),
     ],
   );
 }
