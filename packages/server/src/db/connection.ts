@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { listenPostgres } from './listen-postgres.js';
+import { INT8, NUMERIC, parseNumber } from './number-parsers.js';
 import type { PgliteReply, PgliteRequest, SerializedDbError } from './pglite-messages.js';
 
 /** Anything that runs SQL: the database itself or one transaction on it. */
@@ -18,11 +19,6 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
-const INT8 = 20;
-const NUMERIC = 1700;
-
-// Both engines answer with the same JS types: int8 and numeric as numbers, timestamps as Date.
-const parseNumber = (value: string) => Number(value);
 
 /**
  * Starts the embedded database's thread. Built code runs pglite-thread.js; code run through tsx

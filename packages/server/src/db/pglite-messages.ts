@@ -11,21 +11,10 @@ export type PgliteRequest =
   | { op: 'unlisten'; id: number; listener: number }
   | { op: 'close'; id: number };
 
-export interface SerializedDbError {
-  message: string;
-  severity?: string;
-  code?: string;
-  detail?: string;
-  hint?: string;
-  position?: string;
-  where?: string;
-  schema?: string;
-  table?: string;
-  column?: string;
-  dataType?: string;
-  constraint?: string;
-  routine?: string;
-}
+/** The fields PostgreSQL reports on an error that cross with it (callers read `code`, `constraint`, ...). */
+export const ERROR_FIELDS = ['severity', 'code', 'detail', 'hint', 'position', 'where', 'schema', 'table', 'column', 'dataType', 'constraint', 'routine'] as const;
+
+export type SerializedDbError = { message: string } & Partial<Record<(typeof ERROR_FIELDS)[number], string>>;
 
 export type PgliteReply =
   | { id: number; rows?: unknown[]; error?: SerializedDbError }

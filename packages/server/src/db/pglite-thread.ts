@@ -6,18 +6,11 @@
  */
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { PgliteReply, PgliteRequest, SerializedDbError } from './pglite-messages.js';
-
-const INT8 = 20;
-const NUMERIC = 1700;
-// Both engines answer with the same JS types: int8 and numeric as numbers, timestamps as Date.
-const parseNumber = (value: string) => Number(value);
+import { INT8, NUMERIC, parseNumber } from './number-parsers.js';
+import { ERROR_FIELDS, type PgliteReply, type PgliteRequest, type SerializedDbError } from './pglite-messages.js';
 
 const port = parentPort!;
 const { dataDir } = workerData as { dataDir: string | undefined };
-
-/** The fields PostgreSQL reports on an error, which callers read (`code`, `constraint`, ...). */
-const ERROR_FIELDS = ['severity', 'code', 'detail', 'hint', 'position', 'where', 'schema', 'table', 'column', 'dataType', 'constraint', 'routine'] as const;
 
 function serializeError(error: unknown): SerializedDbError {
   if (!(error instanceof Error)) return { message: String(error) };
@@ -53,13 +46,11 @@ const settle = (id: number, work: Promise<unknown>) =>
 /** Opens a transaction and answers once inside it; it stays open until an `end` message. */
 function begin(id: number) {
   let opened = false;
-  let ends: { resolve(): void; reject(reason: unknown): void } | undefined;
   const finished = db.transaction(
     (tx) =>
       new Promise<void>((resolve, reject) => {
-        ends = { resolve, reject };
         opened = true;
-        transactions.set(id, { tx, end: (commit) => (commit ? ends!.resolve() : ends!.reject(ROLLBACK)), finished });
+        transactions.set(id, { tx, end: (commit) => (commit ? resolve() : reject(ROLLBACK)), finished });
         reply({ id });
       }),
   );
