@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { claimDue } from '../../packages/server/src/db/claim-due.js';
-import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/connection.js';
-import { freshSchema, onPostgres } from '../support/gateway.js';
+import { openPostgres, type Database } from '../../packages/server/src/db/connection.js';
+import { emptyDatabase } from '../support/database.js';
+import { onPostgres } from '../support/gateway.js';
 
 const target = { table: 'test_jobs', dueColumn: 'due_at', where: "state = 'ready'", set: 'attempts = attempts + 1' };
 const T = new Date('2026-05-01T12:00:00.000Z');
@@ -11,17 +12,10 @@ const at = (ms: number) => new Date(T.getTime() + ms);
 describe('claimDue', () => {
   let db: Database;
   let url: string | undefined;
-  let drop: (() => Promise<void>) | undefined;
+  let dispose: () => Promise<void>;
 
   before(async () => {
-    if (onPostgres) {
-      const schema = await freshSchema();
-      url = schema.url;
-      drop = schema.drop;
-      db = await openPostgres({ url, max: 4 });
-    } else {
-      db = await openPglite(undefined);
-    }
+    ({ db, url, dispose } = await emptyDatabase({ max: 4 }));
     await db.exec(`CREATE TABLE test_jobs (
       id integer PRIMARY KEY,
       state text NOT NULL DEFAULT 'ready',
@@ -34,8 +28,7 @@ describe('claimDue', () => {
     await db.exec(`CREATE INDEX test_jobs_grp_lease ON test_jobs (grp, locked_until) WHERE state = 'ready'`);
   });
   after(async () => {
-    await db.close();
-    await drop?.();
+    await dispose();
   });
 
   async function reset(rows: { id: number; dueMs: number; state?: string; grp?: string }[]) {

@@ -1,30 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/connection.js';
+import { openPglite } from '../../packages/server/src/db/connection.js';
 import { int2Array, int4Array, int8Array } from '../../packages/server/src/db/binary-array.js';
-import { freshSchema, onPostgres } from '../support/gateway.js';
-
-/** An empty database on the engine under test (PGlite runs in a thread of its own). */
-async function open(): Promise<{ db: Database; dispose: () => Promise<void> }> {
-  if (!onPostgres) {
-    const db = await openPglite(undefined);
-    return { db, dispose: () => db.close() };
-  }
-  const schema = await freshSchema();
-  const db = await openPostgres({ url: schema.url, max: 2 });
-  return {
-    db,
-    dispose: async () => {
-      await db.close();
-      await schema.drop();
-    },
-  };
-}
+import { emptyDatabase } from '../support/database.js';
+import { onPostgres } from '../support/gateway.js';
 
 describe('the database connection, on either engine', () => {
   it('answers with the same JS types: numbers for int8 and numeric, Date, Uint8Array, arrays, JSON', async () => {
-    const { db, dispose } = await open();
+    const { db, dispose } = await emptyDatabase();
     try {
       const at = new Date('2026-11-25T10:00:00.123Z');
       const [row] = await db.query(
@@ -46,7 +30,7 @@ describe('the database connection, on either engine', () => {
   });
 
   it('reads number arrays sent in binary (int2Array, int4Array, int8Array), empty ones included', async () => {
-    const { db, dispose } = await open();
+    const { db, dispose } = await emptyDatabase();
     try {
       const [row] = await db.query(
         `SELECT $1::smallint[] AS small, $2::integer[] AS int, ($3::bigint[])::text[] AS big, ($3::bigint[])[2:3]::text[] AS slice,
@@ -65,7 +49,7 @@ describe('the database connection, on either engine', () => {
   });
 
   it("reports PostgreSQL's error fields (code, constraint, detail) and stays usable after an error", async () => {
-    const { db, dispose } = await open();
+    const { db, dispose } = await emptyDatabase();
     try {
       await db.exec('CREATE TABLE t (id int PRIMARY KEY, note text)');
       await db.query('INSERT INTO t VALUES (1, $1)', ['first']);
@@ -84,7 +68,7 @@ describe('the database connection, on either engine', () => {
   });
 
   it('commits a transaction, rolls back one that throws, and reports a failed statement inside it', async () => {
-    const { db, dispose } = await open();
+    const { db, dispose } = await emptyDatabase();
     try {
       await db.exec('CREATE TABLE t (id int PRIMARY KEY)');
       const result = await db.transaction(async (tx) => {
@@ -129,7 +113,7 @@ describe('the database connection, on either engine', () => {
   });
 
   it('delivers NOTIFY to a listener until it stops listening', async () => {
-    const { db, dispose } = await open();
+    const { db, dispose } = await emptyDatabase();
     try {
       const heard: string[] = [];
       const stop = await db.listen('herald_test_channel', (payload) => heard.push(payload));

@@ -1,32 +1,15 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/connection.js';
+import { openPostgres } from '../../packages/server/src/db/connection.js';
 import { migrate } from '../../packages/server/src/db/migrate.js';
-import { freshSchema, onPostgres } from '../support/gateway.js';
+import { emptyDatabase } from '../support/database.js';
+import { onPostgres } from '../support/gateway.js';
 
 const shipped = () =>
   readdirSync(new URL('../../packages/server/migrations/', import.meta.url))
     .filter((name) => name.endsWith('.sql'))
     .sort();
-
-/** An empty database on the engine under test, and how to dispose of it. */
-async function emptyDatabase(): Promise<{ db: Database; url?: string; dispose: () => Promise<void> }> {
-  if (!onPostgres) {
-    const db = await openPglite(undefined);
-    return { db, dispose: () => db.close() };
-  }
-  const schema = await freshSchema();
-  const db = await openPostgres({ url: schema.url, max: 2 });
-  return {
-    db,
-    url: schema.url,
-    dispose: async () => {
-      await db.close();
-      await schema.drop();
-    },
-  };
-}
 
 describe('migrations', () => {
   it('apply every shipped file once, and a second run applies nothing', async () => {

@@ -1,27 +1,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/connection.js';
+import type { Database } from '../../packages/server/src/db/connection.js';
 import { tableStatistics } from '../../packages/server/src/db/table-statistics.js';
-import { freshSchema, onPostgres, sleep, waitFor } from '../support/gateway.js';
+import { emptyDatabase } from '../support/database.js';
+import { onPostgres, sleep, waitFor } from '../support/gateway.js';
 
 describe('tableStatistics', () => {
   let db: Database;
-  let drop: (() => Promise<void>) | undefined;
+  let dispose: () => Promise<void>;
 
   before(async () => {
-    if (onPostgres) {
-      const schema = await freshSchema();
-      drop = schema.drop;
-      db = await openPostgres({ url: schema.url, max: 2 });
-    } else {
-      db = await openPglite(undefined);
-    }
+    ({ db, dispose } = await emptyDatabase());
   });
-  after(async () => {
-    await db.close();
-    await drop?.();
-  });
+  after(() => dispose());
 
   const silent = pino({ level: 'silent' });
   const tuples = async (table: string) => (await db.query<{ n: number }>(`SELECT reltuples::int AS n FROM pg_class WHERE oid = $1::regclass`, [table]))[0].n;

@@ -1,0 +1,28 @@
+import { openPglite, openPostgres, type Database } from '../../packages/server/src/db/connection.js';
+import { freshSchema, onPostgres } from './gateway.js';
+
+export interface EmptyDatabase {
+  db: Database;
+  /** The fresh schema's URL on PostgreSQL, for opening more connections to it. */
+  url?: string;
+  /** Closes the database and, on PostgreSQL, drops its schema. */
+  dispose: () => Promise<void>;
+}
+
+/** An empty database on the engine under test: PGlite in memory, or a fresh PostgreSQL schema. */
+export async function emptyDatabase(options: { max?: number } = {}): Promise<EmptyDatabase> {
+  if (!onPostgres) {
+    const db = await openPglite(undefined);
+    return { db, dispose: () => db.close() };
+  }
+  const schema = await freshSchema();
+  const db = await openPostgres({ url: schema.url, max: options.max ?? 2 });
+  return {
+    db,
+    url: schema.url,
+    dispose: async () => {
+      await db.close();
+      await schema.drop();
+    },
+  };
+}
