@@ -121,6 +121,55 @@ describe('concurrent single sends', () => {
       assert.equal(await sendsThisPeriod(db, p.id, now), 50_000);
     });
 
+    it('writes nothing and counts nothing for a lone request whose reservation does not fit', async () => {
+      const full = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
+      assert.equal(await reserveSends(db, full, 49_999, new Date()), true);
+      const now = new Date();
+      assert.deepEqual(await insertNotificationsReservingMany(db, [{ rows: rowsFor(full.id, 2), reservation: { protocol: full, count: 2, now } }]), [false]);
+      assert.equal(await count(full.id), 0, 'the rows written before the reservation was refused are undone');
+      assert.equal(await sendsThisPeriod(db, full.id, now), 49_999);
+    });
+
+    it('accepts a protocol again once its reservation fits, after refusals', async () => {
+      const created = await gw.createProtocol({ tier: 1 });
+      const p = await protocolRow(created.id);
+      assert.equal(await reserveSends(db, p, 50_000, new Date()), true);
+      const now = new Date();
+      for (let i = 0; i < 2; i++) {
+        assert.deepEqual(await insertNotificationsReservingMany(db, [{ rows: rowsFor(p.id, 1), reservation: { protocol: p, count: 1, now } }]), [false]);
+      }
+      // Overage turned on: the same protocol's sends fit again.
+      const withOverage = { ...p, overage_enabled: true };
+      assert.deepEqual(
+        await insertNotificationsReservingMany(db, [{ rows: rowsFor(p.id, 2), reservation: { protocol: withOverage, count: 2, now } }]),
+        [true],
+      );
+      assert.equal(await count(p.id), 2);
+      assert.equal(await sendsThisPeriod(db, p.id, now), 50_002);
+    });
+
+    it('never overshoots a quota when batches for the same protocols run at the same time', async () => {
+      const limited = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
+      const unlimited = await protocolRow((await gw.createProtocol({ tier: 1, overageEnabled: true })).id);
+      assert.equal(await reserveSends(db, limited, 49_990, new Date()), true);
+      const now = new Date();
+      // Eight batches at once, each wanting 3 of the 10 sends left and 5 of an unlimited quota.
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          insertNotificationsReservingMany(db, [
+            { rows: rowsFor(unlimited.id, 5), reservation: { protocol: unlimited, count: 5, now } },
+            { rows: rowsFor(limited.id, 3), reservation: { protocol: limited, count: 3, now } },
+          ]),
+        ),
+      );
+      assert.equal(answers.filter(([forUnlimited]) => forUnlimited).length, 8);
+      assert.equal(answers.filter(([, forLimited]) => forLimited).length, 3, 'three batches of 3 fit in the 10 left, a fourth would pass the limit');
+      assert.equal(await count(limited.id), 9);
+      assert.equal(await sendsThisPeriod(db, limited.id, now), 49_999);
+      assert.equal(await count(unlimited.id), 40);
+      assert.equal(await sendsThisPeriod(db, unlimited.id, now), 40);
+    });
+
     it('writes sandbox rows (nothing to reserve) of a protocol whose quota is used up', async () => {
       const full = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
       assert.equal(await reserveSends(db, full, 50_000, new Date()), true);

@@ -37,6 +37,45 @@ describe('Coalescer', () => {
     assert.deepEqual(batches, [[0], [1, 2, 3], [4, 5, 6], [7]]);
   });
 
+  it('starts a second batch beside a running one only once the calls waiting weigh extraBatchWeight', async () => {
+    const batches: number[][] = [];
+    let running = 0;
+    let mostRunning = 0;
+    const release: (() => void)[] = [];
+    const weighted = new Coalescer<number, number>(
+      async (inputs) => {
+        batches.push(inputs);
+        running++;
+        mostRunning = Math.max(mostRunning, running);
+        await new Promise<void>((resolve) => release.push(resolve));
+        running--;
+        return inputs;
+      },
+      { maxInFlight: 2, maxBatch: 10, extraBatchWeight: 100, weigh: (n) => n },
+    );
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    const first = weighted.call(1);
+    await settle();
+    // Light calls wait while the first batch runs: together they weigh 30.
+    const light = [10, 20].map((n) => weighted.call(n));
+    await settle();
+    assert.deepEqual(batches, [[1]]);
+    // A heavy one brings the waiting weight to 130: a second batch starts beside the first.
+    const heavy = weighted.call(100);
+    await settle();
+    assert.deepEqual(batches, [[1], [10, 20, 100]]);
+    assert.equal(running, 2);
+    release.splice(0).forEach((resolve) => resolve());
+    assert.deepEqual(await Promise.all([first, ...light, heavy]), [1, 10, 20, 100]);
+    assert.equal(mostRunning, 2);
+    // Idle again: a lone light call runs at once.
+    const lone = weighted.call(5);
+    await settle();
+    assert.deepEqual(batches.at(-1), [5]);
+    release.splice(0).forEach((resolve) => resolve());
+    assert.equal(await lone, 5);
+  });
+
   it('reruns a failed batch call by call, so only the caller whose input fails sees the error', async () => {
     const seen: number[][] = [];
     const picky = new Coalescer<number, number>(async (inputs) => {

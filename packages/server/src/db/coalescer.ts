@@ -1,12 +1,22 @@
-export interface CoalescerOptions {
+export interface CoalescerOptions<In = unknown> {
   /** Batches running at once; further calls wait and are taken together by the next batch. */
   maxInFlight: number;
   /** Calls taken into one batch, at most. */
   maxBatch: number;
+  /**
+   * With a batch already running, another starts only once the calls waiting weigh at least this
+   * much (see `weigh`): many small calls then keep gathering into one batch, while large ones
+   * (a bulk request's hundred rows) run side by side. Without it, batches start up to
+   * `maxInFlight` as soon as calls wait.
+   */
+  extraBatchWeight?: number;
+  /** A call's weight for `extraBatchWeight`; 1 when not given. */
+  weigh?: (input: In) => number;
 }
 
 interface Pending<In, Out> {
   input: In;
+  weight: number;
   resolve: (output: Out) => void;
   reject: (error: unknown) => void;
 }
@@ -22,28 +32,38 @@ interface Pending<In, Out> {
  */
 export class Coalescer<In, Out> {
   private queue: Pending<In, Out>[] = [];
+  private queuedWeight = 0;
   private inFlight = 0;
   private scheduled = false;
 
   constructor(
     private readonly run: (inputs: In[]) => Promise<Out[]>,
-    private readonly options: CoalescerOptions,
+    private readonly options: CoalescerOptions<In>,
   ) {}
 
   call(input: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
-      this.queue.push({ input, resolve, reject });
+      const weight = this.options.weigh?.(input) ?? 1;
+      this.queue.push({ input, weight, resolve, reject });
+      this.queuedWeight += weight;
       this.schedule();
     });
   }
 
+  /** Whether another batch may start now. */
+  private mayStart(): boolean {
+    if (this.queue.length === 0 || this.inFlight >= this.options.maxInFlight) return false;
+    return this.inFlight === 0 || this.queuedWeight >= (this.options.extraBatchWeight ?? 0);
+  }
+
   private schedule() {
-    if (this.scheduled || this.queue.length === 0 || this.inFlight >= this.options.maxInFlight) return;
+    if (this.scheduled || !this.mayStart()) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      while (this.queue.length && this.inFlight < this.options.maxInFlight) {
+      while (this.mayStart()) {
         const batch = this.queue.splice(0, this.options.maxBatch);
+        for (const pending of batch) this.queuedWeight -= pending.weight;
         this.inFlight++;
         void this.runBatch(batch).finally(() => {
           this.inFlight--;

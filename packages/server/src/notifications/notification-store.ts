@@ -1,5 +1,5 @@
 import type { Channel } from '../channels/provider.js';
-import type { Queryable } from '../db/connection.js';
+import type { Database, Queryable } from '../db/connection.js';
 import type { Reachability } from './choose-channel.js';
 import { textArrayLiteral } from '../db/array-literal.js';
 import { Coalescer } from '../db/coalescer.js';
@@ -180,30 +180,102 @@ export interface ReservingInsert {
 
 /**
  * insertNotificationsReserving for several requests in one statement; answers, per request,
- * whether its reservation fitted (and so whether its rows were written). Each protocol's requests
- * are reserved together, protocols in id order (so concurrent statements lock usage rows in the
- * same order). When a protocol's requests do not fit together, each is tried again on its own,
- * in order, so every request gets the answer it would have had alone.
+ * whether its reservation fitted (and so whether its rows were written).
+ *
+ * The statement first writes every row, then reserves each protocol's sends together (protocols
+ * in id order, so concurrent statements lock usage rows in the same order): the usage rows stay
+ * locked only from the reservation to the commit, so concurrent batches write their rows side by
+ * side. A reservation that does not fit fails the statement (herald_refuse_unreserved), which
+ * undoes every row, and the batch is run again reserving first (reserveFirst).
  */
 export async function insertNotificationsReservingMany(db: Queryable, inserts: ReservingInsert[]): Promise<boolean[]> {
-  if (inserts.length === 1) return [await insertNotificationsReserving(db, inserts[0].rows, inserts[0].reservation)];
-  const byProtocol = new Map<string, { params: unknown[]; count: number; requests: number[] }>();
-  let oneCounterEach = true;
-  inserts.forEach((insert, i) => {
-    const params = reservationParams(insert.reservation);
-    const group = byProtocol.get(insert.reservation.protocol.id);
-    if (!group) byProtocol.set(insert.reservation.protocol.id, { params, count: insert.reservation.count, requests: [i] });
-    else {
-      group.count += insert.reservation.count;
-      group.requests.push(i);
-      // A batch across a month boundary: the two periods are separate counters.
-      if (group.params[1] !== params[1]) oneCounterEach = false;
-    }
-  });
-  if (!oneCounterEach) return oneByOne(db, inserts);
-  const groups = [...byProtocol.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const groups = reservationGroups(inserts);
+  if (!groups) return oneByOne(db, inserts);
   const rows = inserts.flatMap((insert) => insert.rows);
   if (rows.some((row) => row.idempotencyKey !== null)) throw new Error('insertNotificationsReservingMany takes rows without idempotency keys');
+  // A protocol refused this period is likely refused again: writing rows only to undo them would
+  // make every batch it joins run twice.
+  if (groups.some((group) => refusedIn.get(group.protocolId) === group.params[1])) return reserveFirst(db, inserts, rows, groups);
+  try {
+    await db.query(
+      `WITH inserted AS (
+         ${INSERT_ROWS}
+         RETURNING 1
+       ), want AS (
+         SELECT * FROM unnest($24::text[], $25::date[], $26::int[], $27::int[]) WITH ORDINALITY AS w(protocol_id, period_start, count, quota_limit, ord)
+       ), reserve AS (
+         INSERT INTO usage_periods AS u (protocol_id, period_start, sends)
+         SELECT protocol_id, period_start, count FROM want
+         WHERE count > 0 AND (quota_limit IS NULL OR count <= quota_limit) AND (SELECT count(*) FROM inserted) >= 0
+         ORDER BY ord
+         ON CONFLICT (protocol_id, period_start) DO UPDATE SET sends = u.sends + EXCLUDED.sends
+           WHERE u.sends + EXCLUDED.sends <= coalesce((SELECT w.quota_limit FROM want w WHERE w.protocol_id = u.protocol_id), 2147483647)
+         RETURNING protocol_id
+       )
+       SELECT herald_refuse_unreserved(count(*)) FROM want w WHERE w.count > 0 AND w.protocol_id NOT IN (SELECT protocol_id FROM reserve)`,
+      [...rowArrays(rows), ...groupParams(groups)],
+    );
+    return inserts.map(() => true);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== QUOTA_REFUSED) throw error;
+  }
+  return reserveFirst(db, inserts, rows, groups);
+}
+
+/** Raised by herald_refuse_unreserved (migration 016). */
+const QUOTA_REFUSED = 'HQ402';
+
+/** Protocol id → the period (its first day) in which its last reservation did not fit. */
+const refusedIn = new Map<string, unknown>();
+
+interface ReservationGroup {
+  protocolId: string;
+  params: unknown[];
+  count: number;
+  requests: number[];
+}
+
+/** The requests grouped by protocol, in protocol id order; undefined when a batch spans two periods. */
+function reservationGroups(inserts: ReservingInsert[]): ReservationGroup[] | undefined {
+  const byProtocol = new Map<string, ReservationGroup>();
+  for (const [i, insert] of inserts.entries()) {
+    const params = reservationParams(insert.reservation);
+    const group = byProtocol.get(insert.reservation.protocol.id);
+    if (!group) byProtocol.set(insert.reservation.protocol.id, { protocolId: insert.reservation.protocol.id, params, count: insert.reservation.count, requests: [i] });
+    else {
+      // A batch across a month boundary: the two periods are separate counters.
+      if (group.params[1] !== params[1]) return undefined;
+      group.count += insert.reservation.count;
+      group.requests.push(i);
+    }
+  }
+  return [...byProtocol.values()].sort((a, b) => (a.protocolId < b.protocolId ? -1 : a.protocolId > b.protocolId ? 1 : 0));
+}
+
+const groupParams = (groups: ReservationGroup[]) => [
+  groups.map((group) => group.protocolId),
+  groups.map((group) => group.params[1]),
+  groups.map((group) => group.count),
+  groups.map((group) => group.params[3]),
+];
+
+/**
+ * The batch when a reservation did not fit: each protocol's sends reserved first, and the rows
+ * written only for the protocols whose reservation fitted. When a protocol's requests do not fit
+ * together, each is tried again on its own, in order, so every request gets the answer it would
+ * have had alone.
+ */
+async function reserveFirst(db: Queryable, inserts: ReservingInsert[], rows: NewNotification[], groups: ReservationGroup[]): Promise<boolean[]> {
+  const answers = await reserveFirstAnswers(db, inserts, rows, groups);
+  for (const group of groups) {
+    if (group.count === 0 || group.requests.some((i) => answers[i])) refusedIn.delete(group.protocolId);
+    else refusedIn.set(group.protocolId, group.params[1]);
+  }
+  return answers;
+}
+
+async function reserveFirstAnswers(db: Queryable, inserts: ReservingInsert[], rows: NewNotification[], groups: ReservationGroup[]): Promise<boolean[]> {
+  if (inserts.length === 1) return [await insertNotificationsReserving(db, inserts[0].rows, inserts[0].reservation)];
   const allowed = await db.query<{ protocol_id: string }>(
     `WITH want AS (
        SELECT * FROM unnest($24::text[], $25::date[], $26::int[], $27::int[]) WITH ORDINALITY AS w(protocol_id, period_start, count, quota_limit, ord)
@@ -220,18 +292,12 @@ export async function insertNotificationsReservingMany(db: Queryable, inserts: R
        WHERE r.protocol_id IN (SELECT protocol_id FROM allowed)
      )
      SELECT protocol_id FROM allowed`,
-    [
-      ...rowArrays(rows),
-      groups.map(([id]) => id),
-      groups.map(([, group]) => group.params[1]),
-      groups.map(([, group]) => group.count),
-      groups.map(([, group]) => group.params[3]),
-    ],
+    [...rowArrays(rows), ...groupParams(groups)],
   );
   const fitted = new Set(allowed.map((row) => row.protocol_id));
   const answers = inserts.map((insert) => fitted.has(insert.reservation.protocol.id));
-  for (const [id, group] of groups) {
-    if (fitted.has(id) || group.requests.length === 1) continue;
+  for (const group of groups) {
+    if (fitted.has(group.protocolId) || group.requests.length === 1) continue;
     // Too many together for what is left: each request on its own, first come first served.
     const alone = await oneByOne(db, group.requests.map((i) => inserts[i]));
     group.requests.forEach((i, k) => (answers[i] = alone[k]));
@@ -261,10 +327,16 @@ const sendBatches = new WeakMap<Queryable, SendBatches>();
 export function sendBatchesFor(db: Queryable): SendBatches {
   let batches = sendBatches.get(db);
   if (!batches) {
-    const options = { maxInFlight: SEND_BATCHES_IN_FLIGHT, maxBatch: 200 };
+    // PGlite runs one statement at a time: a second batch in flight would only wait for the first.
+    const parallel = (db as Partial<Database>).engine === 'postgres';
     batches = {
-      reachability: new Coalescer((requests) => loadReachabilityMany(db, requests), options),
-      insert: new Coalescer((inserts) => insertNotificationsReservingMany(db, inserts), options),
+      reachability: new Coalescer((requests) => loadReachabilityMany(db, requests), { maxInFlight: 1, maxBatch: 200 }),
+      insert: new Coalescer((inserts) => insertNotificationsReservingMany(db, inserts), {
+        maxInFlight: parallel ? 2 : 1,
+        maxBatch: 200,
+        extraBatchWeight: ROWS_FOR_A_SECOND_INSERT,
+        weigh: (insert) => insert.rows.length,
+      }),
     };
     sendBatches.set(db, batches);
   }
@@ -272,14 +344,18 @@ export function sendBatchesFor(db: Queryable): SendBatches {
 }
 
 /**
- * Statements of each kind running at once for the send path; more requests wait and join the next.
- * One: the reachability read of one batch overlaps the insert of the one before, and a batch
- * gathers every request that came while the previous one ran. Two in flight made batches half as
- * large, so each request paid twice the statement's fixed cost (executor set-up, trigger, commit),
- * and the two competed for the same protocols' usage rows: about 30% more PostgreSQL time per send,
- * and a higher p99 too.
+ * Batches run one statement of each kind at a time: the reachability read of one batch overlaps
+ * the insert of the one before, and a batch gathers every request that came while the previous
+ * one ran. For single sends a second batch in flight only halved the batches, so each request
+ * paid twice the statement's fixed cost (executor set-up, trigger, commit): about 30% more
+ * PostgreSQL time per send, and a higher p99.
+ *
+ * Inserts are the exception once this many rows wait (a few bulk requests; single sends never
+ * queue that many): writing the rows is then most of a statement's time, and it no longer holds
+ * the usage rows while it writes (insertNotificationsReservingMany), so a second insert runs
+ * beside the first instead of waiting for it.
  */
-const SEND_BATCHES_IN_FLIGHT = 1;
+const ROWS_FOR_A_SECOND_INSERT = 500;
 
 export interface IdempotentOriginal {
   id: string;
