@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { openPglite } from '../../packages/server/src/db/connection.js';
-import { int2Array, int4Array, int8Array } from '../../packages/server/src/db/binary-array.js';
+import { boolArray, int2Array, int4Array, int8Array, jsonbArray, textArray, timestamptzArray } from '../../packages/server/src/db/binary-array.js';
 import { emptyDatabase } from '../support/database.js';
 import { onPostgres } from '../support/gateway.js';
 
@@ -24,6 +24,51 @@ describe('the database connection, on either engine', () => {
       assert.deepEqual(row.texts, ['a', 'b,c', 'd"e']);
       assert.deepEqual(row.doc, { nested: { list: [1, 'two'] } });
       assert.equal(row.nothing, null);
+    } finally {
+      await dispose();
+    }
+  });
+
+  // Arrays holding NULLs come back through to_jsonb: PGlite reads a NULL element of a text[] result as the string 'NULL'.
+  it('reads text, jsonb, boolean, timestamptz and nullable integer arrays sent in binary, as their text forms would give', async () => {
+    const { db, dispose } = await emptyDatabase();
+    try {
+      const texts = ['plain', '', 'NULL', 'quote " and \\ backslash', '{braces}, commas', 'émoji 🚀 and 中文', ' padded '];
+      const times = [new Date('2026-11-25T10:00:00.123Z'), new Date('1999-12-31T23:59:59.999Z'), new Date('1970-01-01T00:00:00Z')];
+      const [row] = await db.query(
+        `SELECT $1::text[] AS texts, to_jsonb($2::text[]) AS with_nulls, to_jsonb($3::jsonb[]) AS docs, to_jsonb($4::boolean[]) AS flags,
+                $5::timestamptz[] AS times, to_jsonb($6::integer[]) AS versions, $7::text[] AS none, cardinality($7::text[]) AS n,
+                (SELECT array_agg(octet_length(t)) FROM unnest($1::text[]) t) AS lengths`,
+        [
+          textArray(texts),
+          textArray(['a', null, undefined, 'b']),
+          jsonbArray(['{"k": [1, "two", null]}', null, '"é"']),
+          boolArray([true, false, null]),
+          timestamptzArray(times),
+          int4Array([3, null, -1]),
+          textArray([]),
+        ],
+      );
+      assert.deepEqual(row.texts, texts);
+      assert.deepEqual(row.lengths, texts.map((t) => Buffer.byteLength(t)));
+      assert.deepEqual(row.with_nulls, ['a', null, null, 'b']);
+      assert.deepEqual(row.docs, [{ k: [1, 'two', null] }, null, 'é']);
+      assert.deepEqual(row.flags, [true, false, null]);
+      assert.deepEqual(row.times.map((t: Date) => t.toISOString()), times.map((t) => t.toISOString()));
+      assert.deepEqual(row.versions, [3, null, -1]);
+      assert.deepEqual(row.none, []);
+      assert.equal(row.n, 0);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it('refuses text with a NUL character in a binary array as it does in text (22021)', async () => {
+    const { db, dispose } = await emptyDatabase();
+    try {
+      await assert.rejects(db.query('SELECT $1::text[] AS t', [textArray(['ok', 'nul \u0000 inside'])]), (error: { code?: string }) => error.code === '22021');
+      const [row] = await db.query<{ ok: number }>('SELECT 1 AS ok');
+      assert.equal(row.ok, 1, 'the connection stays usable');
     } finally {
       await dispose();
     }

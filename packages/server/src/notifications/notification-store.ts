@@ -1,7 +1,7 @@
 import type { Channel } from '../channels/provider.js';
 import type { Database, Queryable } from '../db/connection.js';
 import type { Reachability } from './choose-channel.js';
-import { textArrayLiteral } from '../db/array-literal.js';
+import { boolArray, int4Array, jsonbArray, textArray, timestamptzArray } from '../db/binary-array.js';
 import { Coalescer } from '../db/coalescer.js';
 import { RESERVE_SENDS, reservationParams, type QuotaReservation } from '../limits/quota.js';
 
@@ -71,7 +71,7 @@ export async function loadReachabilityMany(db: Queryable, requests: { protocolId
      FROM unnest($1::int[], $2::text[], $3::text[]) AS q(request, protocol_id, wallet)
      JOIN identities i ON i.wallet = q.wallet
      LEFT JOIN subscriptions s ON s.protocol_id = q.protocol_id AND s.wallet = q.wallet`,
-    [`{${request.join(',')}}`, textArrayLiteral(protocols), textArrayLiteral(wallets)],
+    [int4Array(request), textArray(protocols), textArray(wallets)],
   );
   const result = requests.map(() => new Map<string, Reachability>());
   for (const row of rows) {
@@ -103,10 +103,9 @@ const INSERT_ROWS = `INSERT INTO notifications (${COLUMNS})
                idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id,
                last_error, write_receipt, receipt_status, receipt_failure_reason, created_at)`;
 
-/** INSERT_ROWS's 23 parameters: one array literal per column (see textArrayLiteral). */
-function rowArrays(rows: NewNotification[]): string[] {
-  const text = (pick: (row: NewNotification) => string | null) => textArrayLiteral(rows.map(pick));
-  const plain = (pick: (row: NewNotification) => number | boolean | null) => `{${rows.map((row) => pick(row) ?? 'NULL').join(',')}}`;
+/** INSERT_ROWS's 23 parameters: one binary array per column (db/binary-array.ts). */
+function rowArrays(rows: NewNotification[]): Buffer[] {
+  const text = (pick: (row: NewNotification) => string | null) => textArray(rows.map(pick));
   return [
     text((r) => r.id),
     text((r) => r.protocolId),
@@ -122,15 +121,15 @@ function rowArrays(rows: NewNotification[]): string[] {
     text((r) => r.idempotencyKey),
     text((r) => r.payloadHash),
     text((r) => r.templateId),
-    plain((r) => r.templateVersion),
-    text((r) => (r.templateVariables ? JSON.stringify(r.templateVariables) : null)),
+    int4Array(rows.map((r) => r.templateVersion)),
+    jsonbArray(rows.map((r) => (r.templateVariables ? JSON.stringify(r.templateVariables) : null))),
     text((r) => r.broadcastId),
     text((r) => r.scheduleId),
     text((r) => r.lastError),
-    plain((r) => r.writeReceipt),
+    boolArray(rows.map((r) => r.writeReceipt)),
     text((r) => r.receiptStatus),
     text((r) => r.receiptFailureReason),
-    text((r) => r.createdAt.toISOString()),
+    timestamptzArray(rows.map((r) => r.createdAt)),
   ];
 }
 
