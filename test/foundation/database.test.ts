@@ -33,7 +33,8 @@ describe('the database connection, on either engine', () => {
   it('reads text, jsonb, boolean, timestamptz and nullable integer arrays sent in binary, as their text forms would give', async () => {
     const { db, dispose } = await emptyDatabase();
     try {
-      const texts = ['plain', '', 'NULL', 'quote " and \\ backslash', '{braces}, commas', 'émoji 🚀 and 中文', ' padded '];
+      const long = 'A long ASCII value, written in one call rather than byte by byte: '.repeat(3);
+      const texts = ['plain', 'plain', '', '', 'NULL', 'quote " and \\ backslash', '{braces}, commas', 'émoji 🚀 and 中文', 'émoji 🚀 and 中文', long, long, ' padded '];
       const times = [new Date('2026-11-25T10:00:00.123Z'), new Date('1999-12-31T23:59:59.999Z'), new Date('1970-01-01T00:00:00Z')];
       const [row] = await db.query(
         `SELECT $1::text[] AS texts, to_jsonb($2::text[]) AS with_nulls, to_jsonb($3::jsonb[]) AS docs, to_jsonb($4::boolean[]) AS flags,
@@ -42,7 +43,7 @@ describe('the database connection, on either engine', () => {
         [
           textArray(texts),
           textArray(['a', null, undefined, 'b']),
-          jsonbArray(['{"k": [1, "two", null]}', null, '"é"']),
+          jsonbArray(['{"k": [1, "two", null]}', null, '"é"', '"é"']),
           boolArray([true, false, null]),
           timestamptzArray(times),
           int4Array([3, null, -1]),
@@ -52,7 +53,7 @@ describe('the database connection, on either engine', () => {
       assert.deepEqual(row.texts, texts);
       assert.deepEqual(row.lengths, texts.map((t) => Buffer.byteLength(t)));
       assert.deepEqual(row.with_nulls, ['a', null, null, 'b']);
-      assert.deepEqual(row.docs, [{ k: [1, 'two', null] }, null, 'é']);
+      assert.deepEqual(row.docs, [{ k: [1, 'two', null] }, null, 'é', 'é']);
       assert.deepEqual(row.flags, [true, false, null]);
       assert.deepEqual(row.times.map((t: Date) => t.toISOString()), times.map((t) => t.toISOString()));
       assert.deepEqual(row.versions, [3, null, -1]);

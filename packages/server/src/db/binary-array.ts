@@ -49,34 +49,64 @@ function fixedWidthArray<T>(oid: number, width: number, values: ArrayLike<T | nu
   return buffer;
 }
 
-/** An array of UTF-8 text elements; `prefix` bytes (jsonb's format version) come before each. */
+/** A string's length in UTF-8: its length when it is all ASCII, which is the usual case. */
+function utf8Length(value: string): number {
+  for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) > 0x7f) return Buffer.byteLength(value, 'utf8');
+  return value.length;
+}
+
+/** Writes a string's UTF-8 bytes, `bytes` long; short ASCII strings byte by byte (no call into the runtime). */
+function writeUtf8(buffer: Buffer, at: number, value: string, bytes: number) {
+  if (bytes !== value.length) buffer.write(value, at, bytes, 'utf8');
+  else if (bytes > 64) buffer.write(value, at, bytes, 'latin1');
+  else for (let i = 0; i < bytes; i++) buffer[at + i] = value.charCodeAt(i);
+}
+
+/**
+ * An array of UTF-8 text elements; `prefix` (jsonb's format version) comes before each. A value
+ * equal to the one before it (a request's protocol, status, category, ...) is copied from it.
+ */
 function textLikeArray(oid: number, values: readonly (string | null | undefined)[], prefix?: number): Buffer {
   if (values.length === 0) return emptyArray(oid);
   const extra = prefix === undefined ? 0 : 1;
   const lengths = new Int32Array(values.length);
   let size = HEADER;
   let hasNulls = false;
+  let previous: string | undefined;
+  let previousLength = 0;
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
     if (value === null || value === undefined) {
       lengths[i] = -1;
       hasNulls = true;
       size += 4;
-    } else {
-      lengths[i] = Buffer.byteLength(value, 'utf8') + extra;
-      size += 4 + lengths[i];
+      continue;
     }
+    if (value !== previous) {
+      previous = value;
+      previousLength = utf8Length(value) + extra;
+    }
+    lengths[i] = previousLength;
+    size += 4 + previousLength;
   }
   const buffer = Buffer.allocUnsafe(size);
   writeHeader(buffer, oid, values.length, hasNulls);
   let at = HEADER;
+  let previousAt = -1;
+  previous = undefined;
   for (let i = 0; i < values.length; i++) {
     const length = lengths[i];
     buffer.writeInt32BE(length, at);
     at += 4;
     if (length < 0) continue;
-    if (extra) buffer[at] = prefix!;
-    buffer.write(values[i]!, at + extra, 'utf8');
+    const value = values[i]!;
+    if (value === previous) buffer.copyWithin(at, previousAt, previousAt + length);
+    else {
+      if (extra) buffer[at] = prefix!;
+      writeUtf8(buffer, at + extra, value, length - extra);
+      previous = value;
+      previousAt = at;
+    }
     at += length;
   }
   return buffer;
