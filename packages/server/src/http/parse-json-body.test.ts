@@ -21,6 +21,33 @@ describe('parseJsonBody', () => {
     assert.equal(nestsDeeperThan(JSON.stringify({ text: '['.repeat(100), quoted: '"[[[[' }), 2), false);
     assert.equal(nestsDeeperThan('{"a":"\\\\"}', 1), false);
     assert.equal(nestsDeeperThan('{"a":"\\"[[["}', 1), false);
+    // A string ending in an escaped backslash closes at the quote after it.
+    assert.equal(nestsDeeperThan('{"a":"x\\\\","b":[[1]]}', 2), true);
+    assert.equal(nestsDeeperThan('{"a":"x\\\\\\"[[[[\\""}', 1), false, 'an odd run of backslashes escapes the quote: the brackets are still in the string');
+    // An unterminated string hides the rest; JSON.parse refuses the body.
+    assert.equal(nestsDeeperThan('{"a":"[[[[', 2), false);
+  });
+
+  it('agrees with a walk over the parsed value for random documents', () => {
+    const depthOf = (value: unknown): number =>
+      value !== null && typeof value === 'object' ? 1 + Math.max(0, ...Object.values(value as object).map(depthOf)) : 0;
+    const pieces = ['"', '\\', '[', ']', '{', '}', 'a', ' '];
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const value = (depth: number): unknown => {
+      const kind = random(4);
+      if (depth > 6 || kind === 0) return Array.from({ length: random(6) }, () => pieces[random(pieces.length)]).join('');
+      if (kind === 1) return random(100);
+      if (kind === 2) return Array.from({ length: random(3) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: random(3) }, (_, i) => [pieces[random(pieces.length)] + i, value(depth + 1)]));
+    };
+    for (let i = 0; i < 500; i++) {
+      const doc = value(0);
+      const depth = depthOf(doc);
+      const text = JSON.stringify(doc);
+      assert.equal(nestsDeeperThan(text, depth), false, text);
+      if (depth > 0) assert.equal(nestsDeeperThan(text, depth - 1), true, text);
+    }
   });
 
   it('answers malformed JSON with a 400 SyntaxError', () => {

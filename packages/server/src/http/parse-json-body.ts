@@ -11,14 +11,18 @@ export const MAX_JSON_DEPTH = 32;
 /** Whether arrays and objects in `text` nest deeper than `max`; strings are skipped, escapes and all. */
 export function nestsDeeperThan(text: string, max: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
+    if (c === 0x22) {
+      // To the closing quote: the next quote not escaped by an odd run of backslashes.
+      for (;;) {
+        const end = text.indexOf('"', i + 1);
+        if (end < 0) return false;
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
+        i = end;
+        if (slashes % 2 === 0) break;
+      }
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > max) return true;
     } else if (c === 0x7d || c === 0x5d) {
