@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
+import { listStatements } from '../../packages/server/src/notifications/notification-store.js';
 
 describe('GET /v1/notifications and /v1/notifications/:id', () => {
   let gw: TestGateway;
@@ -102,6 +103,30 @@ describe('GET /v1/notifications and /v1/notifications/:id', () => {
     assert.ok(byWallet.body.data.every((d: any) => d.wallet === w2));
     const byStatus = await call(gw.url, acme.apiKey, 'GET', '/v1/notifications?status=delivered');
     assert.equal(byStatus.body.total, 0);
+  });
+
+  it('finds a protocol\'s rows, and a wallet\'s, through their indexes', async () => {
+    /** Indexes the statement's plan reads, with `before` run first in the same transaction, which is then undone. */
+    const indexesRead = async (statement: { text: string; params: unknown[] }, before?: string) => {
+      let names: string[] = [];
+      await gw.herald.deps.db
+        .transaction(async (tx) => {
+          // Tables this small are cheaper to scan: only an index the statement cannot use stays unused.
+          await tx.query('SET LOCAL enable_seqscan = off');
+          if (before) await tx.query(before);
+          const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.params);
+          names = [...JSON.stringify(row['QUERY PLAN']).matchAll(/"Index Name":"([^"]+)"/g)].map((m) => m[1]);
+          throw new Error('undo');
+        })
+        .catch((error: Error) => assert.equal(error.message, 'undo'));
+      return names;
+    };
+    const all = listStatements({ protocolId: acme.id, page: 1, limit: 20 });
+    assert.deepEqual(await indexesRead(all.page), ['notifications_protocol_created']);
+    assert.deepEqual(await indexesRead(all.count), ['notifications_protocol_created']);
+    // Without the protocol's index, the wallet filter still finds its rows by index.
+    const byWallet = listStatements({ protocolId: acme.id, page: 1, limit: 20, wallet: w2 });
+    assert.deepEqual(await indexesRead(byWallet.page, 'DROP INDEX notifications_protocol_created'), ['notifications_wallet']);
   });
 
   it('never shows another protocol its rows', async () => {

@@ -433,7 +433,8 @@ export interface ListQuery {
   wallet?: string;
 }
 
-export async function listNotifications(db: Queryable, q: ListQuery) {
+/** The two statements of a listing (the total, then the page): a protocol's notifications, newest first. */
+export function listStatements(q: ListQuery): { count: { text: string; params: unknown[] }; page: { text: string; params: unknown[] } } {
   const where = ['protocol_id = $1'];
   const params: unknown[] = [q.protocolId];
   if (q.status) {
@@ -445,11 +446,19 @@ export async function listNotifications(db: Queryable, q: ListQuery) {
     where.push(`wallet = $${params.length}`);
   }
   const filter = where.join(' AND ');
-  const [{ total }] = await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM notifications WHERE ${filter}`, params);
-  const rows = await db.query<NotificationRow>(
-    `SELECT id, wallet, subject, status, channel, receipt_status, receipt_tx, created_at FROM notifications WHERE ${filter}
+  return {
+    count: { text: `SELECT count(*)::int AS total FROM notifications WHERE ${filter}`, params },
+    page: {
+      text: `SELECT id, wallet, subject, status, channel, receipt_status, receipt_tx, created_at FROM notifications WHERE ${filter}
      ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-    [...params, q.limit, (q.page - 1) * q.limit],
-  );
+      params: [...params, q.limit, (q.page - 1) * q.limit],
+    },
+  };
+}
+
+export async function listNotifications(db: Queryable, q: ListQuery) {
+  const { count, page } = listStatements(q);
+  const [{ total }] = await db.query<{ total: number }>(count.text, count.params);
+  const rows = await db.query<NotificationRow>(page.text, page.params);
   return { rows, total };
 }
