@@ -3,7 +3,7 @@ import type { Database, Queryable } from '../db/connection.js';
 import type { Reachability } from './choose-channel.js';
 import { boolArray, int4Array, jsonbArray, textArray, timestamptzArray } from '../db/binary-array.js';
 import { Coalescer } from '../db/coalescer.js';
-import { RESERVE_SENDS, reservationParams, type QuotaReservation } from '../limits/quota.js';
+import { reservationParams, type QuotaReservation } from '../limits/quota.js';
 
 export type NotificationStatus = 'queued' | 'sending' | 'delivered' | 'bounced' | 'failed' | 'opted_out';
 
@@ -148,29 +148,6 @@ export async function insertNotifications(db: Queryable, rows: NewNotification[]
   return new Set(inserted.map((r) => r.id));
 }
 
-/**
- * Reserves `reservation.count` sends (as reserveSends) and inserts the rows, in one statement and
- * so one atomic step without a transaction around it: the rows are written only if the
- * reservation fits. For rows without idempotency keys, which are all inserted; answers whether the
- * reservation fitted (and so whether anything was written).
- */
-export async function insertNotificationsReserving(db: Queryable, rows: NewNotification[], reservation: QuotaReservation): Promise<boolean> {
-  if (rows.some((row) => row.idempotencyKey !== null)) throw new Error('insertNotificationsReserving takes rows without idempotency keys');
-  const [{ reserved }] = await db.query<{ reserved: boolean }>(
-    `WITH reserve AS (
-       ${RESERVE_SENDS('$24', '$25', '$26', '$27')}
-     ), allowed AS (
-       SELECT $26::int = 0 OR EXISTS (SELECT 1 FROM reserve) AS ok
-     ), inserted AS (
-       ${INSERT_ROWS}
-       WHERE (SELECT ok FROM allowed)
-     )
-     SELECT ok AS reserved FROM allowed`,
-    [...rowArrays(rows), ...reservationParams(reservation)],
-  );
-  return reserved;
-}
-
 /** A request's rows and the reservation they need, for insertNotificationsReservingMany. */
 export interface ReservingInsert {
   rows: NewNotification[];
@@ -178,8 +155,10 @@ export interface ReservingInsert {
 }
 
 /**
- * insertNotificationsReserving for several requests in one statement; answers, per request,
- * whether its reservation fitted (and so whether its rows were written).
+ * Inserts the rows of several requests without idempotency keys (which are all inserted) and
+ * reserves each request's sends, in one statement and so one atomic step without a transaction
+ * around it; answers, per request, whether its reservation fitted (and so whether its rows were
+ * written).
  *
  * The statement first writes every row, then reserves each protocol's sends together (protocols
  * in id order, so concurrent statements lock usage rows in the same order): the usage rows stay
@@ -200,17 +179,7 @@ export async function insertNotificationsReservingMany(db: Queryable, inserts: R
       `WITH inserted AS (
          ${INSERT_ROWS}
          RETURNING 1
-       ), want AS (
-         SELECT * FROM unnest($24::text[], $25::date[], $26::int[], $27::int[]) WITH ORDINALITY AS w(protocol_id, period_start, count, quota_limit, ord)
-       ), reserve AS (
-         INSERT INTO usage_periods AS u (protocol_id, period_start, sends)
-         SELECT protocol_id, period_start, count FROM want
-         WHERE count > 0 AND (quota_limit IS NULL OR count <= quota_limit) AND (SELECT count(*) FROM inserted) >= 0
-         ORDER BY ord
-         ON CONFLICT (protocol_id, period_start) DO UPDATE SET sends = u.sends + EXCLUDED.sends
-           WHERE u.sends + EXCLUDED.sends <= coalesce((SELECT w.quota_limit FROM want w WHERE w.protocol_id = u.protocol_id), 2147483647)
-         RETURNING protocol_id
-       )
+       ), ${RESERVE_GROUPS('SELECT count(*) FROM inserted')}
        SELECT herald_refuse_unreserved(count(*)) FROM want w WHERE w.count > 0 AND w.protocol_id NOT IN (SELECT protocol_id FROM reserve)`,
       [...rowArrays(rows), ...groupParams(groups)],
     );
@@ -251,6 +220,24 @@ function reservationGroups(inserts: ReservingInsert[]): ReservationGroup[] | und
   return [...byProtocol.values()].sort((a, b) => (a.protocolId < b.protocolId ? -1 : a.protocolId > b.protocolId ? 1 : 0));
 }
 
+/**
+ * The `want` and `reserve` CTEs: each group's sends ($24 … $27, from groupParams) reserved in
+ * protocol id order, with the limit in the WHERE so a counter never passes its quota; `reserve`
+ * returns the protocols whose reservation fitted. `after`, when given, is a subquery the
+ * reservation waits for (it runs first).
+ */
+const RESERVE_GROUPS = (after?: string) => `want AS (
+         SELECT * FROM unnest($24::text[], $25::date[], $26::int[], $27::int[]) WITH ORDINALITY AS w(protocol_id, period_start, count, quota_limit, ord)
+       ), reserve AS (
+         INSERT INTO usage_periods AS u (protocol_id, period_start, sends)
+         SELECT protocol_id, period_start, count FROM want
+         WHERE count > 0 AND (quota_limit IS NULL OR count <= quota_limit)${after ? ` AND (${after}) IS NOT NULL` : ''}
+         ORDER BY ord
+         ON CONFLICT (protocol_id, period_start) DO UPDATE SET sends = u.sends + EXCLUDED.sends
+           WHERE u.sends + EXCLUDED.sends <= coalesce((SELECT w.quota_limit FROM want w WHERE w.protocol_id = u.protocol_id), 2147483647)
+         RETURNING protocol_id
+       )`;
+
 const groupParams = (groups: ReservationGroup[]) => [
   groups.map((group) => group.protocolId),
   groups.map((group) => group.params[1]),
@@ -274,17 +261,8 @@ async function reserveFirst(db: Queryable, inserts: ReservingInsert[], rows: New
 }
 
 async function reserveFirstAnswers(db: Queryable, inserts: ReservingInsert[], rows: NewNotification[], groups: ReservationGroup[]): Promise<boolean[]> {
-  if (inserts.length === 1) return [await insertNotificationsReserving(db, inserts[0].rows, inserts[0].reservation)];
   const allowed = await db.query<{ protocol_id: string }>(
-    `WITH want AS (
-       SELECT * FROM unnest($24::text[], $25::date[], $26::int[], $27::int[]) WITH ORDINALITY AS w(protocol_id, period_start, count, quota_limit, ord)
-     ), reserve AS (
-       INSERT INTO usage_periods AS u (protocol_id, period_start, sends)
-       SELECT protocol_id, period_start, count FROM want WHERE count > 0 AND (quota_limit IS NULL OR count <= quota_limit) ORDER BY ord
-       ON CONFLICT (protocol_id, period_start) DO UPDATE SET sends = u.sends + EXCLUDED.sends
-         WHERE u.sends + EXCLUDED.sends <= coalesce((SELECT w.quota_limit FROM want w WHERE w.protocol_id = u.protocol_id), 2147483647)
-       RETURNING protocol_id
-     ), allowed AS (
+    `WITH ${RESERVE_GROUPS()}, allowed AS (
        SELECT protocol_id FROM want WHERE count = 0 UNION ALL SELECT protocol_id FROM reserve
      ), inserted AS (
        ${INSERT_ROWS}
@@ -306,7 +284,7 @@ async function reserveFirstAnswers(db: Queryable, inserts: ReservingInsert[], ro
 
 async function oneByOne(db: Queryable, inserts: ReservingInsert[]): Promise<boolean[]> {
   const answers: boolean[] = [];
-  for (const insert of inserts) answers.push(await insertNotificationsReserving(db, insert.rows, insert.reservation));
+  for (const insert of inserts) answers.push(...(await reserveFirstAnswers(db, [insert], insert.rows, reservationGroups([insert])!)));
   return answers;
 }
 
