@@ -3,13 +3,12 @@ import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { openPglite } from '../../packages/server/src/db/connection.js';
 import { boolArray, int2Array, int4Array, int8Array, jsonbArray, textArray, timestamptzArray } from '../../packages/server/src/db/binary-array.js';
-import { emptyDatabase } from '../support/database.js';
+import { withEmptyDatabase } from '../support/database.js';
 import { onPostgres } from '../support/gateway.js';
 
 describe('the database connection, on either engine', () => {
   it('answers with the same JS types: numbers for int8 and numeric, Date, Uint8Array, arrays, JSON', async () => {
-    const { db, dispose } = await emptyDatabase();
-    try {
+    await withEmptyDatabase(async (db) => {
       const at = new Date('2026-11-25T10:00:00.123Z');
       const [row] = await db.query(
         `SELECT 9007199254740991::int8 AS big, 1.5::numeric AS num, $1::timestamptz AS at, $2::bytea AS bytes,
@@ -24,15 +23,12 @@ describe('the database connection, on either engine', () => {
       assert.deepEqual(row.texts, ['a', 'b,c', 'd"e']);
       assert.deepEqual(row.doc, { nested: { list: [1, 'two'] } });
       assert.equal(row.nothing, null);
-    } finally {
-      await dispose();
-    }
+    });
   });
 
   // Arrays holding NULLs come back through to_jsonb: PGlite reads a NULL element of a text[] result as the string 'NULL'.
   it('reads text, jsonb, boolean, timestamptz and nullable integer arrays sent in binary, as their text forms would give', async () => {
-    const { db, dispose } = await emptyDatabase();
-    try {
+    await withEmptyDatabase(async (db) => {
       const long = 'A long ASCII value, written in one call rather than byte by byte: '.repeat(3);
       const texts = ['plain', 'plain', '', '', 'NULL', 'quote " and \\ backslash', '{braces}, commas', 'émoji 🚀 and 中文', 'émoji 🚀 and 中文', long, long, ' padded '];
       const times = [new Date('2026-11-25T10:00:00.123Z'), new Date('1999-12-31T23:59:59.999Z'), new Date('1970-01-01T00:00:00Z')];
@@ -59,25 +55,19 @@ describe('the database connection, on either engine', () => {
       assert.deepEqual(row.versions, [3, null, -1]);
       assert.deepEqual(row.none, []);
       assert.equal(row.n, 0);
-    } finally {
-      await dispose();
-    }
+    });
   });
 
   it('refuses text with a NUL character in a binary array as it does in text (22021)', async () => {
-    const { db, dispose } = await emptyDatabase();
-    try {
+    await withEmptyDatabase(async (db) => {
       await assert.rejects(db.query('SELECT $1::text[] AS t', [textArray(['ok', 'nul \u0000 inside'])]), (error: { code?: string }) => error.code === '22021');
       const [row] = await db.query<{ ok: number }>('SELECT 1 AS ok');
       assert.equal(row.ok, 1, 'the connection stays usable');
-    } finally {
-      await dispose();
-    }
+    });
   });
 
   it('reads number arrays sent in binary (int2Array, int4Array, int8Array), empty ones included', async () => {
-    const { db, dispose } = await emptyDatabase();
-    try {
+    await withEmptyDatabase(async (db) => {
       const [row] = await db.query(
         `SELECT $1::smallint[] AS small, $2::integer[] AS int, ($3::bigint[])::text[] AS big, ($3::bigint[])[2:3]::text[] AS slice,
                 $4::integer[] AS empty, cardinality($4::integer[]) AS n`,
@@ -89,14 +79,11 @@ describe('the database connection, on either engine', () => {
       assert.deepEqual(row.slice, ['-1', '9007199254740991']);
       assert.deepEqual(row.empty, []);
       assert.equal(row.n, 0);
-    } finally {
-      await dispose();
-    }
+    });
   });
 
   it("reports PostgreSQL's error fields (code, constraint, detail) and stays usable after an error", async () => {
-    const { db, dispose } = await emptyDatabase();
-    try {
+    await withEmptyDatabase(async (db) => {
       await db.exec('CREATE TABLE t (id int PRIMARY KEY, note text)');
       await db.query('INSERT INTO t VALUES (1, $1)', ['first']);
       await assert.rejects(db.query('INSERT INTO t VALUES (1, $1)', ['again']), (error: any) => {
@@ -108,14 +95,11 @@ describe('the database connection, on either engine', () => {
       });
       await assert.rejects(db.query('SELECT * FROM missing_table'), { code: '42P01' });
       assert.deepEqual(await db.query('SELECT note FROM t'), [{ note: 'first' }]);
-    } finally {
-      await dispose();
-    }
+    });
   });
 
   it('commits a transaction, rolls back one that throws, and reports a failed statement inside it', async () => {
-    const { db, dispose } = await emptyDatabase();
-    try {
+    await withEmptyDatabase(async (db) => {
       await db.exec('CREATE TABLE t (id int PRIMARY KEY)');
       const result = await db.transaction(async (tx) => {
         await tx.query('INSERT INTO t VALUES (1)');
@@ -153,14 +137,11 @@ describe('the database connection, on either engine', () => {
       await tx;
       assert.equal(inside, 3);
       assert.ok(n === 2 || n === 3);
-    } finally {
-      await dispose();
-    }
+    });
   });
 
   it('delivers NOTIFY to a listener until it stops listening', async () => {
-    const { db, dispose } = await emptyDatabase();
-    try {
+    await withEmptyDatabase(async (db) => {
       const heard: string[] = [];
       const stop = await db.listen('herald_test_channel', (payload) => heard.push(payload));
       await db.query(`SELECT pg_notify('herald_test_channel', 'one')`);
@@ -171,9 +152,7 @@ describe('the database connection, on either engine', () => {
       await db.query(`SELECT pg_notify('herald_test_channel', 'two')`);
       await new Promise((resolve) => setTimeout(resolve, 100));
       assert.deepEqual(heard, ['one']);
-    } finally {
-      await dispose();
-    }
+    });
   });
 
   it('refuses queries once closed', { skip: onPostgres && 'PGlite only' }, async () => {

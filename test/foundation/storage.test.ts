@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { openPostgres } from '../../packages/server/src/db/connection.js';
 import { migrate } from '../../packages/server/src/db/migrate.js';
-import { emptyDatabase } from '../support/database.js';
+import { emptyDatabase, withEmptyDatabase } from '../support/database.js';
 import { onPostgres } from '../support/gateway.js';
 
 const shipped = () =>
@@ -13,8 +13,7 @@ const shipped = () =>
 
 describe('migrations', () => {
   it('apply every shipped file once, and a second run applies nothing', async () => {
-    const { db, dispose } = await emptyDatabase();
-    try {
+    await withEmptyDatabase(async (db) => {
       assert.deepEqual(await migrate(db), shipped());
       assert.deepEqual(await migrate(db), []);
       const rows = await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name');
@@ -24,9 +23,7 @@ describe('migrations', () => {
       );
       // The schema is really there: a table of the first migration answers.
       assert.deepEqual(await db.query('SELECT count(*)::int AS n FROM protocols'), [{ n: 0 }]);
-    } finally {
-      await dispose();
-    }
+    });
   });
 
   it('survive two processes migrating a fresh PostgreSQL schema at the same time', { skip: !onPostgres && 'needs PostgreSQL (PGlite has one connection)' }, async () => {

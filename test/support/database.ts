@@ -26,3 +26,13 @@ export async function emptyDatabase(options: { max?: number } = {}): Promise<Emp
     },
   };
 }
+
+/** Runs `use` on an empty database (emptyDatabase), disposed of afterwards however `use` ends. */
+export async function withEmptyDatabase<T>(use: (db: Database) => Promise<T>): Promise<T> {
+  const { db, dispose } = await emptyDatabase();
+  try {
+    return await use(db);
+  } finally {
+    await dispose();
+  }
+}
