@@ -143,8 +143,8 @@ function nested(elements: string[]): string {
  * Writes a batch as one segment per protocol (migrations/015_request_log_segments.sql), in one
  * INSERT. Requests are grouped by protocol in the order recorded; their number columns are sent
  * flat (in binary, which the database copies rather than parses), each segment taking its slice,
- * and their text columns as one literal per segment; so are the summaries (requests per distinct endpoint and status code). Segments of protocols that do
- * not exist are dropped.
+ * and their text columns as one literal per segment; so are the summaries (requests per distinct
+ * endpoint and status code). Segments of protocols that do not exist are dropped.
  */
 async function writeSegments(db: Queryable, batch: SegmentBatch): Promise<void> {
   const { size, protocolOf } = batch;
