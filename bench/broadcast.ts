@@ -12,8 +12,8 @@
  */
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import type { SecretBox } from '../packages/server/src/crypto/secret-box.js';
-import type { Queryable } from '../packages/server/src/db/connection.js';
+import type { SecretBox } from '../packages/server/dist/crypto/secret-box.js';
+import type { Queryable } from '../packages/server/dist/db/connection.js';
 import { ENGINE_LABELS, startBenchGateway, type Engine } from './support/gateway.js';
 import { machineFacts } from './support/report.js';
 import { atLeastOne } from './support/options.js';

@@ -14,7 +14,7 @@
  */
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import type { Queryable } from '../packages/server/src/db/connection.js';
+import type { Queryable } from '../packages/server/dist/db/connection.js';
 import { seedSubscribers } from './broadcast.js';
 import { ENGINE_LABELS, startBenchGateway, type Engine } from './support/gateway.js';
 import { machineFacts } from './support/report.js';

@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import bs58 from 'bs58';
 import { parseArgs } from 'node:util';
-import { newId } from '../packages/server/src/ids.js';
+import { newId } from '../packages/server/dist/ids.js';
 import { startBenchGateway, type BenchGateway, type BenchProtocol } from './support/gateway.js';
 import { machineFacts } from './support/report.js';
 

@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { loadConfig } from '../../packages/server/src/config.js';
-import { startHerald, type Herald, type StartOptions } from '../../packages/server/src/runtime.js';
+import { loadConfig } from '../../packages/server/dist/config.js';
+import { startHerald, type Herald, type StartOptions } from '../../packages/server/dist/runtime.js';
 
 export type Engine = 'pglite' | 'postgres' | 'postgres+redis';
 export const ENGINES: readonly Engine[] = ['pglite', 'postgres', 'postgres+redis'];
