@@ -14,7 +14,21 @@ export function periodOf(now: Date): { start: Date; next: Date } {
   return { start, next };
 }
 
-const isoDate = (date: Date) => date.toISOString().slice(0, 10);
+let lastPeriod: { from: number; to: number; startDate: string } | undefined;
+
+/**
+ * The first day (YYYY-MM-DD) of the UTC calendar month containing `now`, the `date` every usage row
+ * is keyed by. Every send asks for it, and nearly always for the month it asked last: that
+ * month's bounds and answer are kept.
+ */
+export function periodStartDate(now: Date): string {
+  const time = now.getTime();
+  if (!lastPeriod || time < lastPeriod.from || time >= lastPeriod.to) {
+    const { start, next } = periodOf(now);
+    lastPeriod = { from: start.getTime(), to: next.getTime(), startDate: start.toISOString().slice(0, 10) };
+  }
+  return lastPeriod.startDate;
+}
 
 /** A reservation of `count` sends in the protocol's period containing `now`. */
 export interface QuotaReservation {
@@ -38,7 +52,7 @@ export const RESERVE_SENDS = (protocolId: string, period: string, count: string,
 
 export function reservationParams({ protocol, count, now }: QuotaReservation): unknown[] {
   const limit = protocol.overage_enabled ? null : tierOf(protocol.tier).monthlySends;
-  return [protocol.id, isoDate(periodOf(now).start), count, limit];
+  return [protocol.id, periodStartDate(now), count, limit];
 }
 
 /**
@@ -63,7 +77,7 @@ export async function markQuotaExceeded(db: Queryable, protocolId: string, now: 
      ON CONFLICT (protocol_id, period_start) DO UPDATE SET quota_exceeded_at = EXCLUDED.quota_exceeded_at
        WHERE u.quota_exceeded_at IS NULL
      RETURNING quota_exceeded_at`,
-    [protocolId, isoDate(periodOf(now).start), now],
+    [protocolId, periodStartDate(now), now],
   );
   return rows.length === 1;
 }
@@ -71,7 +85,7 @@ export async function markQuotaExceeded(db: Queryable, protocolId: string, now: 
 export async function sendsThisPeriod(db: Queryable, protocolId: string, now: Date): Promise<number> {
   const [row] = await db.query<{ sends: number }>(
     'SELECT sends FROM usage_periods WHERE protocol_id = $1 AND period_start = $2::date',
-    [protocolId, isoDate(periodOf(now).start)],
+    [protocolId, periodStartDate(now)],
   );
   return row?.sends ?? 0;
 }
