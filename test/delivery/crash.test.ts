@@ -75,9 +75,9 @@ describe('worker crash safety', () => {
         HERALD_ADMIN_TOKEN: ADMIN_TOKEN,
         HERALD_DELIVERY_LEASE_MS: '1500',
         HERALD_WORKER_BATCH: String(BATCH),
-        // One delivery loop: with the default two, and the short lease above, a batch whose sends
-        // outlast the lease on a loaded machine is taken again by the other loop and sent twice.
-        // The bound below is for the one batch a killed loop leaves behind.
+        // One delivery loop, so the bound below is the one batch a killed loop leaves behind (each
+        // loop of the default two could leave one). A batch slower than the short lease above is
+        // no source of repeats: the live loop renews its leases (test/delivery/lease.test.ts).
         HERALD_WORKER_LOOPS: '1',
         HERALD_WORKER_POLL_MS: '50',
         SMTP_URL: smtp.url,

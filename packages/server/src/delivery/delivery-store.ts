@@ -129,6 +129,20 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
   return written;
 }
 
+/**
+ * Extends the lease of claims this worker still holds (same fencing token, still `sending`) to
+ * `lockedUntil`. A claim that was settled, given back or taken by another worker is left alone.
+ */
+export async function renewLeases(db: Queryable, claims: { id: string; attempts: number }[], lockedUntil: Date): Promise<void> {
+  if (claims.length === 0) return;
+  await db.query(
+    `UPDATE notifications AS n SET locked_until = $3
+     FROM unnest($1::text[], $2::int[]) AS c(id, token)
+     WHERE n.id = c.id AND n.attempts = c.token AND n.status = 'sending'`,
+    [claims.map((c) => c.id), claims.map((c) => c.attempts), lockedUntil],
+  );
+}
+
 /** Gives unstarted claims back (graceful shutdown): they become due again at once. */
 export async function releaseClaims(db: Queryable, claims: { id: string; attempts: number }[]): Promise<void> {
   if (claims.length === 0) return;

@@ -6,7 +6,7 @@ import { TrackingLinks } from '../engagement/tracking-links.js';
 import { JobLoop } from '../jobs/loop.js';
 import { tableStatistics } from '../db/table-statistics.js';
 import { composeMessage, contactFor } from './compose-message.js';
-import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNames, releaseClaims, withTemplates, type DueNotification } from './delivery-store.js';
+import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNames, releaseClaims, renewLeases, withTemplates, type DueNotification } from './delivery-store.js';
 import { loadContactsFor } from './load-contacts.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { settle, type Settlement } from './settle.js';
@@ -94,6 +94,37 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     });
   }
 
+  /**
+   * Keeps a batch's leases from expiring while it is sent and settled: every third of the lease,
+   * the claims still held are leased for a full term again. A slow provider or a large batch then
+   * never lets another worker take a notification that is still being sent; a worker that dies
+   * stops renewing, and its claims come due once the last lease runs out.
+   */
+  function holdLeases(claims: DueNotification[]): { release(): Promise<void> } {
+    if (claims.length === 0) return { release: async () => {} };
+    let timer: NodeJS.Timeout | undefined;
+    let renewing: Promise<void> = Promise.resolve();
+    let released = false;
+    const schedule = () => {
+      timer = setTimeout(() => {
+        renewing = renewLeases(deps.db, claims, new Date(deps.now().getTime() + options.leaseMs))
+          .catch((error: unknown) => deps.log.warn({ err: error, claims: claims.length }, 'delivery: could not renew leases'))
+          .finally(() => {
+            if (!released) schedule();
+          });
+      }, options.leaseMs / 3);
+      timer.unref();
+    };
+    schedule();
+    return {
+      async release() {
+        released = true;
+        clearTimeout(timer);
+        await renewing;
+      },
+    };
+  }
+
   const isCaptured = (n: DueNotification) => deps.channels.providerFor(n.fallback_channel ?? n.channel, n.environment) === deps.channels.capture;
 
   /** Renders and sends (or captures) each notification, per-channel concurrency; answers the outcomes. */
@@ -144,9 +175,15 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     if (taken === 0) return 0;
     if (taken === options.batchSize) statistics.busy();
     const unstarted: DueNotification[] = [];
-    const settled = live.length ? await sendAll(deps.db, live, [], unstarted) : [];
-    if (settled.length) await withRetries(4, () => deps.db.transaction((tx) => commitSettlements(tx, settled, deps.now())));
-    await releaseClaims(deps.db, unstarted);
+    const lease = holdLeases(live);
+    let settled: Settlement[];
+    try {
+      settled = live.length ? await sendAll(deps.db, live, [], unstarted) : [];
+      if (settled.length) await withRetries(4, () => deps.db.transaction((tx) => commitSettlements(tx, settled, deps.now())));
+      await releaseClaims(deps.db, unstarted);
+    } finally {
+      await lease.release();
+    }
     const all = capturedSettled.length ? [...capturedSettled, ...settled] : settled;
     if (all.some((s) => s.event)) deps.wakeup.notify('webhooks');
     if (all.some((s) => s.status === 'delivered')) deps.wakeup.notify('receipts');

@@ -1,0 +1,68 @@
+/**
+ * A notification still being sent is never taken by another delivery loop: while a batch is in
+ * flight its leases are renewed, so a provider slower than HERALD_DELIVERY_LEASE_MS does not make
+ * the message go out twice.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { startTelegramApi, type TestTelegramApi } from '../support/telegram-api.js';
+import { registeredWallet } from '../support/wallets.js';
+
+const LEASE_MS = 1000;
+
+describe('delivery leases', () => {
+  let gw: TestGateway;
+  let telegram: TestTelegramApi;
+  let acme: TestProtocol;
+
+  before(async () => {
+    telegram = await startTelegramApi();
+    gw = await startGateway({
+      env: {
+        TELEGRAM_BOT_TOKEN: telegram.token,
+        TELEGRAM_API_URL: telegram.url,
+        HERALD_DELIVERY_LEASE_MS: String(LEASE_MS),
+        // Two loops polling often: either would take an expired claim at once.
+        HERALD_WORKER_LOOPS: '2',
+        HERALD_WORKER_POLL_MS: '50',
+      },
+    });
+    acme = await gw.createProtocol({ tier: 3, name: 'Acme' });
+  });
+  after(async () => {
+    await gw.close();
+    await telegram.close();
+  });
+
+  it('sends once when the provider answers after three times the lease, and keeps the claim leased meanwhile', async () => {
+    const chatId = '700001';
+    const wallet = await registeredWallet(gw.url, { telegramChatId: chatId });
+    telegram.script({ kind: 'delay', ms: 3 * LEASE_MS + 500 }, { chatId });
+    const sent = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet, subject: 'Slow provider', body: 'One message only', category: 'system' });
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    const id = sent.body.notificationId as string;
+
+    // Mid-send, well past the first lease's end, the row is still leased into the future.
+    await waitFor(async () => (telegram.received.length > 0 || (await leaseOf(id))?.status === 'sending' ? true : undefined), 5000);
+    await new Promise((resolve) => setTimeout(resolve, 2 * LEASE_MS));
+    const midway = await leaseOf(id);
+    assert.equal(midway?.status, 'sending');
+    assert.ok(midway.locked_until > new Date(), `lease ran out mid-send: ${midway.locked_until.toISOString()}`);
+
+    const record = await waitFor(async () => {
+      const res = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${id}`);
+      return res.body.status === 'delivered' ? res.body : undefined;
+    }, 15_000);
+    // Time for a second send to show up, had the claim been taken again.
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS));
+    const sends = telegram.received.filter((r) => r.body.chat_id === chatId);
+    assert.equal(sends.length, 1, `the message went out ${sends.length} times`);
+    assert.equal(record.attempts.length, 1);
+    const settled = await leaseOf(id);
+    assert.equal(settled?.locked_until, null);
+  });
+
+  const leaseOf = async (id: string) =>
+    (await gw.herald.deps.db.query<{ status: string; locked_until: Date }>('SELECT status, locked_until FROM notifications WHERE id = $1', [id]))[0];
+});
