@@ -1,6 +1,6 @@
 import type { AutocannonRequest } from 'autocannon';
 import { runLoad, type LoadSpec } from './load.js';
-import { describeFailures, formatTable, postgresCpuSeconds, type CaseResult } from './report.js';
+import { describeFailures, formatTable, machineCpuTicks, postgresCpuSeconds, stealShareBetween, type CaseResult } from './report.js';
 
 export interface BenchCase {
   name: string;
@@ -38,16 +38,19 @@ export async function compareCases(title: string, cases: BenchCase[], shape: Loa
       const spec: LoadSpec = { url: c.url, requests: c.requests, idReplacement: c.idReplacement, ...shape };
       let before = process.cpuUsage();
       let postgresBefore = postgresCpuSeconds();
+      let machineBefore = machineCpuTicks();
       const result = await runLoad(spec, () => {
         before = process.cpuUsage();
         postgresBefore = postgresCpuSeconds();
+        machineBefore = machineCpuTicks();
       });
       const cpu = process.cpuUsage(before);
       const postgresAfter = postgresCpuSeconds();
+      const stealShare = stealShareBetween(machineBefore, machineCpuTicks());
       const perRequest = (micros: number) => (result.total ? micros / result.total : NaN);
       const serverCpuMicrosPerRequest = perRequest(cpu.user + cpu.system);
       const postgresCpuMicrosPerRequest = postgresBefore === undefined || postgresAfter === undefined ? undefined : perRequest((postgresAfter - postgresBefore) * 1e6);
-      runs[i].push({ name: c.name, result, itemsPerRequest: c.itemsPerRequest, serverCpuMicrosPerRequest, postgresCpuMicrosPerRequest });
+      runs[i].push({ name: c.name, result, itemsPerRequest: c.itemsPerRequest, serverCpuMicrosPerRequest, postgresCpuMicrosPerRequest, stealShare });
     }
   }
   // Each round's ratio compares runs a few seconds apart, so a slow change in what else the
@@ -61,6 +64,11 @@ export async function compareCases(title: string, cases: BenchCase[], shape: Loa
     answeredAllRounds: caseRuns.reduce((sum, run) => sum + run.result.total + run.result.warmupTotal, 0),
   }));
   process.stdout.write(`\n### ${title}\n\n${formatTable(rows)}\n`);
+  // A virtual machine's slow spells show here: CPU time the hypervisor gave to other guests.
+  const steal = runs.map((caseRuns, i) =>
+    `${cases[i].name} ${caseRuns.map((run) => (run.stealShare === undefined ? '?' : `${(100 * run.stealShare).toFixed(1)}%`)).join(' / ')}`,
+  );
+  process.stdout.write(`\nCPU steal while each case ran (each round): ${steal.join('; ')}\n`);
   const failures = describeFailures(rows, cases.map((c) => c.expectedStatus));
   if (failures.length) process.stdout.write(`\nunexpected answers: ${failures.join('; ')}\n`);
   return rows;

@@ -11,6 +11,11 @@ export interface CaseResult {
   serverCpuMicrosPerRequest?: number;
   /** CPU time of the PostgreSQL server processes per answered request (10 ms resolution). */
   postgresCpuMicrosPerRequest?: number;
+  /**
+   * Share of the machine's CPU time the hypervisor gave to other guests while the case ran
+   * (/proc/stat's steal), over every core; undefined where that cannot be read.
+   */
+  stealShare?: number;
   /** Responses over every round, warm-ups included (what the server really handled). */
   answeredAllRounds?: number;
   /** Requests/s as a share of the first case's (the baseline), median over rounds. */
@@ -99,4 +104,20 @@ export function postgresCpuSeconds(): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The machine's CPU time so far, in ticks: all of it and the part stolen by the hypervisor (Linux /proc/stat). */
+export function machineCpuTicks(): { total: number; steal: number } | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    return { total: fields.reduce((sum, n) => sum + n, 0), steal: fields[7] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Steal between two readings of machineCpuTicks, as a share of all CPU time between them. */
+export function stealShareBetween(before: ReturnType<typeof machineCpuTicks>, after: ReturnType<typeof machineCpuTicks>): number | undefined {
+  if (!before || !after || after.total <= before.total) return undefined;
+  return (after.steal - before.steal) / (after.total - before.total);
 }
