@@ -13,7 +13,13 @@ export interface RequestLogEntry {
   at: number;
 }
 
-const MAX_BUFFER = 5000;
+/**
+ * Requests held before a write even if `flushMs` has not passed. A write's cost is mostly per
+ * segment row (one per protocol), so fuller segments cost less per request: on the embedded
+ * database, with 200 protocols, 2.8 µs a request at 5,000 a write and 2.1 at 10,000. This bound
+ * only ends a write early above 80,000 requests a second at the default 250 ms.
+ */
+const MAX_BUFFER = 20_000;
 
 /**
  * Requests gathered for one write, as columns of numbers: a record allocates nothing that lives
