@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import pg from 'pg';
+import { renewLeases } from '../../packages/server/src/delivery/delivery-store.js';
+import { call, onPostgres, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { startTelegramApi, type TestTelegramApi } from '../support/telegram-api.js';
 import { registeredWallet } from '../support/wallets.js';
 
@@ -61,6 +63,42 @@ describe('delivery leases', () => {
     assert.equal(record.attempts.length, 1);
     const settled = await leaseOf(id);
     assert.equal(settled?.locked_until, null);
+  });
+
+  it('renews without waiting for rows another transaction holds, and leaves them as that transaction leaves them (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, async () => {
+    // Two email notifications (captured here, so delivered at once), then put back in `sending`
+    // under a long lease as if a worker held them with attempt 1.
+    const wallet = await registeredWallet(gw.url, { email: 'lease@example.com' });
+    const ids: string[] = [];
+    for (const subject of ['held', 'free']) {
+      const res = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet, subject, body: 'lease', category: 'system' });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      ids.push(res.body.notificationId as string);
+    }
+    await waitFor(async () => ((await leaseOf(ids[1]))?.status === 'delivered' && (await leaseOf(ids[0]))?.status === 'delivered' ? true : undefined), 10_000);
+    const db = gw.herald.deps.db;
+    const claimedUntil = new Date(Date.now() + 3_600_000);
+    await db.query(`UPDATE notifications SET status = 'sending', attempts = 1, locked_until = $2 WHERE id = ANY($1::text[])`, [ids, claimedUntil]);
+
+    // Another transaction (a commit settling the batch) holds the first row.
+    const other = new pg.Client({ connectionString: gw.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT id FROM notifications WHERE id = $1 FOR UPDATE', [ids[0]]);
+      const renewedUntil = new Date(claimedUntil.getTime() + 60_000);
+      const outcome = await Promise.race([
+        renewLeases(db, ids.map((id) => ({ id, attempts: 1 })), renewedUntil).then(() => 'renewed'),
+        new Promise((resolve) => setTimeout(() => resolve('waited'), 3000)),
+      ]);
+      assert.equal(outcome, 'renewed', 'the renewal waited for a row lock');
+      assert.equal((await leaseOf(ids[0]))!.locked_until.getTime(), claimedUntil.getTime());
+      assert.equal((await leaseOf(ids[1]))!.locked_until.getTime(), renewedUntil.getTime());
+      await other.query('ROLLBACK');
+    } finally {
+      await other.end();
+      await db.query(`UPDATE notifications SET status = 'delivered', locked_until = NULL WHERE id = ANY($1::text[])`, [ids]);
+    }
   });
 
   const leaseOf = async (id: string) =>

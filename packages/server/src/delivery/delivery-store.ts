@@ -132,13 +132,19 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
 /**
  * Extends the lease of claims this worker still holds (same fencing token, still `sending`) to
  * `lockedUntil`. A claim that was settled, given back or taken by another worker is left alone.
+ * Rows locked by a transaction settling or giving them back are skipped rather than waited for:
+ * that transaction and this statement would lock the batch's rows in different orders, and
+ * those rows need no lease once it commits.
  */
 export async function renewLeases(db: Queryable, claims: { id: string; attempts: number }[], lockedUntil: Date): Promise<void> {
   if (claims.length === 0) return;
   await db.query(
-    `UPDATE notifications AS n SET locked_until = $3
-     FROM unnest($1::text[], $2::int[]) AS c(id, token)
-     WHERE n.id = c.id AND n.attempts = c.token AND n.status = 'sending'`,
+    `UPDATE notifications SET locked_until = $3
+     WHERE id IN (
+       SELECT n.id FROM notifications n JOIN unnest($1::text[], $2::int[]) AS c(id, token) ON n.id = c.id AND n.attempts = c.token
+       WHERE n.status = 'sending'
+       FOR UPDATE OF n SKIP LOCKED
+     )`,
     [claims.map((c) => c.id), claims.map((c) => c.attempts), lockedUntil],
   );
 }

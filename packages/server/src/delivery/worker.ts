@@ -100,22 +100,24 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
    * never lets another worker take a notification that is still being sent; a worker that dies
    * stops renewing, and its claims come due once the last lease runs out.
    */
-  function holdLeases(claims: DueNotification[]): { release(): Promise<void> } {
+  function holdLeases(claims: DueNotification[], leasedAt: Date): { release(): Promise<void> } {
     if (claims.length === 0) return { release: async () => {} };
     let timer: NodeJS.Timeout | undefined;
     let renewing: Promise<void> = Promise.resolve();
     let released = false;
-    const schedule = () => {
+    const every = options.leaseMs / 3;
+    const schedule = (delay = every) => {
       timer = setTimeout(() => {
         renewing = renewLeases(deps.db, claims, new Date(deps.now().getTime() + options.leaseMs))
           .catch((error: unknown) => deps.log.warn({ err: error, claims: claims.length }, 'delivery: could not renew leases'))
           .finally(() => {
             if (!released) schedule();
           });
-      }, options.leaseMs / 3);
+      }, delay);
       timer.unref();
     };
-    schedule();
+    // The lease runs from the claim, not from now: the claim's transaction may have taken a while.
+    schedule(Math.max(0, leasedAt.getTime() + every - deps.now().getTime()));
     return {
       async release() {
         released = true;
@@ -175,7 +177,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     if (taken === 0) return 0;
     if (taken === options.batchSize) statistics.busy();
     const unstarted: DueNotification[] = [];
-    const lease = holdLeases(live);
+    const lease = holdLeases(live, now);
     let settled: Settlement[];
     try {
       settled = live.length ? await sendAll(deps.db, live, [], unstarted) : [];
