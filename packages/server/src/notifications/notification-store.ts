@@ -173,7 +173,7 @@ export async function insertNotificationsReservingMany(db: Queryable, inserts: R
   if (rows.some((row) => row.idempotencyKey !== null)) throw new Error('insertNotificationsReservingMany takes rows without idempotency keys');
   // A protocol refused this period is likely refused again: writing rows only to undo them would
   // make every batch it joins run twice.
-  if (groups.some((group) => refusedIn.get(group.protocolId) === group.params[1])) return reserveFirst(db, inserts, rows, groups);
+  if (groups.some((group) => refusedIn.get(group.protocolId) === group.periodStart)) return reserveFirst(db, inserts, rows, groups);
   try {
     await db.query(
       `WITH inserted AS (
@@ -198,7 +198,10 @@ const refusedIn = new Map<string, unknown>();
 
 interface ReservationGroup {
   protocolId: string;
-  params: unknown[];
+  /** The period's first day, as reservationParams gives it. */
+  periodStart: unknown;
+  /** The protocol's monthly limit; null with overage on. */
+  quotaLimit: unknown;
   count: number;
   requests: number[];
 }
@@ -207,13 +210,14 @@ interface ReservationGroup {
 function reservationGroups(inserts: ReservingInsert[]): ReservationGroup[] | undefined {
   const byProtocol = new Map<string, ReservationGroup>();
   for (const [i, insert] of inserts.entries()) {
-    const params = reservationParams(insert.reservation);
-    const group = byProtocol.get(insert.reservation.protocol.id);
-    if (!group) byProtocol.set(insert.reservation.protocol.id, { protocolId: insert.reservation.protocol.id, params, count: insert.reservation.count, requests: [i] });
+    const { protocol, count } = insert.reservation;
+    const [, periodStart, , quotaLimit] = reservationParams(insert.reservation);
+    const group = byProtocol.get(protocol.id);
+    if (!group) byProtocol.set(protocol.id, { protocolId: protocol.id, periodStart, quotaLimit, count, requests: [i] });
     else {
       // A batch across a month boundary: the two periods are separate counters.
-      if (group.params[1] !== params[1]) return undefined;
-      group.count += insert.reservation.count;
+      if (group.periodStart !== periodStart) return undefined;
+      group.count += count;
       group.requests.push(i);
     }
   }
@@ -240,9 +244,9 @@ const RESERVE_GROUPS = (after?: string) => `want AS (
 
 const groupParams = (groups: ReservationGroup[]) => [
   groups.map((group) => group.protocolId),
-  groups.map((group) => group.params[1]),
+  groups.map((group) => group.periodStart),
   groups.map((group) => group.count),
-  groups.map((group) => group.params[3]),
+  groups.map((group) => group.quotaLimit),
 ];
 
 /**
@@ -255,7 +259,7 @@ async function reserveFirst(db: Queryable, inserts: ReservingInsert[], rows: New
   const answers = await reserveFirstAnswers(db, inserts, rows, groups);
   for (const group of groups) {
     if (group.count === 0 || group.requests.some((i) => answers[i])) refusedIn.delete(group.protocolId);
-    else refusedIn.set(group.protocolId, group.params[1]);
+    else refusedIn.set(group.protocolId, group.periodStart);
   }
   return answers;
 }
