@@ -111,6 +111,13 @@ describe('POST /v1/notify/bulk', () => {
     assert.equal(conflict.status, 409);
     assert.equal(conflict.body.code, 'DUPLICATE_IDEMPOTENCY_KEY');
     assert.match(conflict.body.message, /notifications\[1\]\.idempotencyKey/);
+    // the same key twice in one request with different payloads: the message names the earlier
+    // item, not the id its row had before the request was undone
+    const within = await bulk([item({ idempotencyKey: 'e' }), item({ idempotencyKey: 'e', subject: 'different' })], p.apiKey);
+    assert.equal(within.status, 409);
+    assert.equal(within.body.code, 'DUPLICATE_IDEMPOTENCY_KEY');
+    assert.equal(within.body.message, 'notifications[1].idempotencyKey "e" repeats notifications[0].idempotencyKey with a different payload');
+    assert.equal((await bulk([item({ idempotencyKey: 'e' })], p.apiKey)).body.results[0].status, 'queued');
     // the conflicting request left nothing behind (its key "d" is still free)
     const d = await bulk([item({ idempotencyKey: 'd' })], p.apiKey);
     assert.equal(d.body.results[0].status, 'queued');

@@ -179,6 +179,25 @@ describe('POST /v1/notify', () => {
       assert.equal(elsewhere.body.status, 'queued');
     });
 
+    it('keeps sandbox and live keys apart: the same key queues once in each environment', async () => {
+      const p = await gw.createProtocol({ tier: 3 });
+      const body = { ...valid(), idempotencyKey: 'order-env' };
+      const test = await send(body, p.sandboxApiKey);
+      assert.equal(test.body.status, 'queued');
+      assert.equal(test.body.environment, 'sandbox');
+      const live = await send(body, p.apiKey);
+      assert.equal(live.status, 202);
+      assert.equal(live.body.status, 'queued', 'a sandbox send never stands in for a live one');
+      assert.equal(live.body.environment, 'production');
+      assert.notEqual(live.body.notificationId, test.body.notificationId);
+      assert.equal((await call(gw.url, p.apiKey, 'GET', '/v1/usage')).body.usage, 1, 'the live send is charged');
+      // each environment still answers its own duplicate and conflict
+      assert.equal((await send(body, p.apiKey)).body.notificationId, live.body.notificationId);
+      const again = await send(body, p.sandboxApiKey);
+      assert.deepEqual([again.body.status, again.body.notificationId], ['duplicate', test.body.notificationId]);
+      assert.equal((await send({ ...body, subject: 'Other' }, p.sandboxApiKey)).status, 409);
+    });
+
     it('lets exactly one of 50 concurrent identical requests queue', async () => {
       const p = await gw.createProtocol({ tier: 3 });
       const before = (await call(gw.url, p.apiKey, 'GET', '/v1/usage')).body.usage;

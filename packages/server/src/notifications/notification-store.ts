@@ -141,7 +141,7 @@ function rowArrays(rows: NewNotification[]): Buffer[] {
 export async function insertNotifications(db: Queryable, rows: NewNotification[]): Promise<Set<string>> {
   const inserted = await db.query<{ id: string }>(
     `${INSERT_ROWS}
-     ON CONFLICT (protocol_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+     ON CONFLICT (protocol_id, environment, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id`,
     rowArrays(rows),
   );
@@ -344,11 +344,17 @@ export interface IdempotentOriginal {
   payload_hash: string;
 }
 
-export async function findByIdempotencyKeys(db: Queryable, protocolId: string, keys: string[]): Promise<Map<string, IdempotentOriginal>> {
+/** The notifications already sent with these keys, by the protocol in the environment (keys are per both). */
+export async function findByIdempotencyKeys(
+  db: Queryable,
+  protocolId: string,
+  environment: NewNotification['environment'],
+  keys: string[],
+): Promise<Map<string, IdempotentOriginal>> {
   if (keys.length === 0) return new Map();
   const rows = await db.query<IdempotentOriginal>(
-    'SELECT id, idempotency_key, payload_hash FROM notifications WHERE protocol_id = $1 AND idempotency_key = ANY($2::text[])',
-    [protocolId, keys],
+    'SELECT id, idempotency_key, payload_hash FROM notifications WHERE protocol_id = $1 AND environment = $2 AND idempotency_key = ANY($3::text[])',
+    [protocolId, environment, keys],
   );
   return new Map(rows.map((r) => [r.idempotency_key, r]));
 }

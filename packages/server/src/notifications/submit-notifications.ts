@@ -134,15 +134,20 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
         const rows = buildRows(await loadReachability(tx, protocolId, wallets));
         const inserted = await insertNotifications(tx, rows);
         const skippedKeys = rows.filter((row) => !inserted.has(row.id)).map((row) => row.idempotencyKey!);
-        const originals = await findByIdempotencyKeys(tx, protocolId, skippedKeys);
+        const originals = await findByIdempotencyKeys(tx, protocolId, sender.environment, skippedKeys);
 
         const out = rows.map((row, i): Submission => {
           if (inserted.has(row.id)) return accepted(row);
           const original = originals.get(row.idempotencyKey!)!;
           if (original.payload_hash !== row.payloadHash) {
+            const key = `${fieldName(options.mode, i, 'idempotencyKey')} "${row.idempotencyKey}"`;
+            // An earlier item of this request: its row is undone with the request, so name the item.
+            const earlier = rows.findIndex((other) => other.id === original.id);
             throw new ApiError(
               'DUPLICATE_IDEMPOTENCY_KEY',
-              `${fieldName(options.mode, i, 'idempotencyKey')} "${row.idempotencyKey}" was already used for notification ${original.id} with a different payload`,
+              earlier === -1
+                ? `${key} was already used for notification ${original.id} with a different payload`
+                : `${key} repeats ${fieldName(options.mode, earlier, 'idempotencyKey')} with a different payload`,
             );
           }
           return { notificationId: original.id, status: 'duplicate', recipientRegistered: row.registered, estimatedDeliveryMs: null, deliveryChannel: null };
