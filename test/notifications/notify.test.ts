@@ -150,6 +150,24 @@ describe('POST /v1/notify', () => {
       assert.equal(record.body.status, 'opted_out');
     });
 
+    it('gives an opt-out of a wallet that never subscribed no subscribedAt; an ended subscription keeps its own', async () => {
+      const w = await registeredWallet(gw.url);
+      const path = `/v1/subscriptions/${w}`;
+      const never = await call(gw.url, acme.apiKey, 'GET', path);
+      assert.deepEqual(never.body, { walletAddress: w, subscribed: false, channels: [], subscribedAt: null, unsubscribedAt: null });
+      const optOut = await call(gw.url, acme.apiKey, 'DELETE', path);
+      assert.equal(optOut.status, 200);
+      assert.deepEqual({ ...optOut.body, unsubscribedAt: typeof optOut.body.unsubscribedAt }, { walletAddress: w, subscribed: false, channels: [], subscribedAt: null, unsubscribedAt: 'string' });
+      assert.deepEqual((await call(gw.url, acme.apiKey, 'GET', path)).body, optOut.body);
+
+      const sub = await call(gw.url, acme.apiKey, 'POST', '/v1/subscriptions', { walletAddress: w, channels: ['email'] });
+      assert.equal(typeof sub.body.subscribedAt, 'string');
+      assert.equal(sub.body.unsubscribedAt, null);
+      const ended = await call(gw.url, acme.apiKey, 'DELETE', path);
+      assert.equal(ended.body.subscribedAt, sub.body.subscribedAt);
+      assert.equal(typeof ended.body.unsubscribedAt, 'string');
+    });
+
     it('fails a wallet whose subscription leaves no verified channel', async () => {
       const w = await registeredWallet(gw.url, { email: 'only@example.com' });
       await call(gw.url, acme.apiKey, 'POST', '/v1/subscriptions', { walletAddress: w, channels: ['sms'] });

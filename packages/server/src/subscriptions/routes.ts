@@ -25,7 +25,8 @@ function view(wallet: string, row: SubscriptionRow | undefined) {
     walletAddress: wallet,
     subscribed: row?.subscribed ?? false,
     channels: row?.channels ?? [],
-    subscribedAt: row && (row.subscribed || row.unsubscribed_at) ? row.subscribed_at.toISOString() : null,
+    // An opt-out of a wallet that never subscribed is stored with no channels: it has no subscribedAt.
+    subscribedAt: row && row.channels.length > 0 ? row.subscribed_at.toISOString() : null,
     unsubscribedAt: row?.unsubscribed_at?.toISOString() ?? null,
   };
 }
