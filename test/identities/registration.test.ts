@@ -60,7 +60,7 @@ describe('identity registration', () => {
     }
     assertRefused(await call(gw.url, undefined, 'POST', '/v1/identities/challenge', {}), 400, 'VALIDATION_ERROR', /^wallet is required$/);
     const res = await call(gw.url, undefined, 'POST', '/v1/identities/challenge', { wallet: newWallet().address, purpose: 'steal' });
-    assertRefused(res, 400, 'VALIDATION_ERROR', /purpose/);
+    assertRefused(res, 400, 'VALIDATION_ERROR', /^purpose must be one of: register, delete$/);
   });
 
   it('registers with real signatures, sends codes, verifies them and reports the channels', async () => {

@@ -94,7 +94,7 @@ describe('contact verification codes', () => {
       [{ wallet, channel: 'email', code: '1234567' }, /code/],
       [{ wallet, channel: 'email', code: 'abcdef' }, /code/],
       [{ wallet, channel: 'email', code: 123456 }, /code must be a string/],
-      [{ wallet, channel: 'telegram', code: '123456' }, /channel/],
+      [{ wallet, channel: 'telegram', code: '123456' }, /^channel must be one of: email, sms$/],
       [{ wallet: 'nope', channel: 'email', code: '123456' }, /wallet must be a Solana wallet address/],
       [{ channel: 'email', code: '123456' }, /^wallet is required$/],
     ];

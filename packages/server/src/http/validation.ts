@@ -37,8 +37,12 @@ export function describeValidationError(errors: ErrorObject[], context: string):
     }
     case 'enum':
       return `${fieldPath(error.instancePath)} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
-    case 'const':
-      return `${fieldPath(error.instancePath)} must be ${JSON.stringify(params.allowedValue)}`;
+    case 'const': {
+      // A union of constants fails once per branch: name every value it allows, not the first.
+      const allowed = errors.filter((e) => e.keyword === 'const' && e.instancePath === error.instancePath).map((e) => e.params.allowedValue as unknown);
+      const field = fieldPath(error.instancePath);
+      return allowed.length > 1 ? `${field} must be one of: ${allowed.join(', ')}` : `${field} must be ${JSON.stringify(params.allowedValue)}`;
+    }
     case 'format':
       if (params.format === 'solana-wallet') return `${fieldPath(error.instancePath)} must be a Solana wallet address (base58, 32 bytes)`;
       return `${fieldPath(error.instancePath)} must be a valid ${params.format}`;
