@@ -73,9 +73,43 @@ describe('inputs the fuzzer found', () => {
     }
   });
 
-  it('answers URLs the router refuses in the contract shape', async () => {
-    assertRefused(await call(gw.url, protocol.apiKey, 'GET', '/v1/notifications/%FF'), 400, 'VALIDATION_ERROR');
-    assertRefused(await call(gw.url, protocol.apiKey, 'GET', `/v1/notifications/${'a'.repeat(5000)}`), 414, 'URI_TOO_LONG');
+  /** What every answer carries, errors included: a request id and the headers of the limit it counted against. */
+  function assertEveryAnswerHeaders(headers: { get(name: string): string | null }, limit: number) {
+    assert.match(headers.get('x-request-id') ?? '', /^[\w.-]{1,64}$/);
+    assert.equal(headers.get('x-ratelimit-limit'), String(limit));
+    assert.match(headers.get('x-ratelimit-remaining') ?? '', /^\d+$/);
+    assert.ok(Math.abs(Number(headers.get('x-ratelimit-reset')) - Date.now() / 1000) < 5, headers.get('x-ratelimit-reset') ?? 'no reset');
+  }
+
+  it('answers URLs the router refuses in the contract shape, with the per-IP limit headers', async () => {
+    for (const [path, status, code] of [
+      ['/v1/notifications/%FF', 400, 'VALIDATION_ERROR'],
+      [`/v1/notifications/${'a'.repeat(5000)}`, 414, 'URI_TOO_LONG'],
+    ] as const) {
+      const res = await call(gw.url, protocol.apiKey, 'GET', path);
+      assertRefused(res, status, code);
+      assertEveryAnswerHeaders(res.headers, 100_000);
+    }
+  });
+
+  it('answers a refused URL over the per-IP limit with 429 and Retry-After', async () => {
+    const limited = await startGateway({ env: { HERALD_IP_RATE_LIMIT: '2' } });
+    try {
+      const path = `/v1/notifications/${'a'.repeat(5000)}`;
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await call(limited.url, undefined, 'GET', path));
+      // the window may turn over between two calls: at least one was counted over the limit
+      const refused = answers.filter((res) => res.status === 429);
+      assert.ok(refused.length >= 1, answers.map((res) => res.status).join(','));
+      for (const res of refused) {
+        assertRefused(res, 429, 'RATE_LIMIT_EXCEEDED');
+        assert.match(res.headers.get('retry-after') ?? '', /^\d+$/);
+        assert.equal(res.headers.get('x-ratelimit-remaining'), '0');
+      }
+      for (const res of answers.filter((res) => res.status !== 429)) assertRefused(res, 414, 'URI_TOO_LONG');
+    } finally {
+      await limited.close();
+    }
   });
 
   it("answers requests Node's HTTP parser refuses in the contract shape", async () => {
@@ -90,6 +124,8 @@ describe('inputs the fuzzer found', () => {
       const responses = await send(request);
       assert.equal(responses.length, 1, JSON.stringify(request.headers));
       assertRefused({ status: responses[0].status, body: responses[0].body }, status, code);
+      const headers = responses[0].headers;
+      assertEveryAnswerHeaders({ get: (name) => headers[name] ?? null }, 100_000);
     }
     // A Content-Length shorter than the body: the rest reads as a second, malformed request.
     const body = Buffer.from(JSON.stringify({ wallet, subject: 's', body: 'b', category: 'system' }));

@@ -9,7 +9,7 @@ import { openApiRoutes } from './openapi/routes.js';
 import { identityRoutes } from './identities/routes.js';
 import { installErrorHandler } from './http/error-handler.js';
 import { installGuard, notFoundGuard } from './http/guard.js';
-import { answerClientError, answerFrameworkError } from './http/framework-errors.js';
+import { unroutedAnswers } from './http/framework-errors.js';
 import { parseJsonBody } from './http/parse-json-body.js';
 import { ErrorSchema } from './http/schemas.js';
 import { describeValidationError, validatorCompiler } from './http/validation.js';
@@ -39,6 +39,7 @@ export type ExtraRoutes = (app: FastifyInstance) => void;
 /** Builds the HTTP app: every route module is registered here, by name. */
 export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<FastifyInstance> {
   const nextRequestId = requestIdGenerator();
+  const unrouted = unroutedAnswers(deps, nextRequestId);
   const app = Fastify({
     // No logger of Fastify's: per-request lines would cost more than the request, and a logger
     // makes Fastify build a child logger and listen for the end of every response. The gateway
@@ -62,8 +63,8 @@ export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<F
     // Engagement links carry signed tokens in the path.
     routerOptions: { maxParamLength: 4096 },
     // URLs the router refuses and requests Node's parser refuses get the one error shape too.
-    frameworkErrors: answerFrameworkError,
-    clientErrorHandler: answerClientError,
+    frameworkErrors: unrouted.frameworkErrors,
+    clientErrorHandler: unrouted.clientErrorHandler,
   });
   app.server.headersTimeout = 10_000;
   app.setValidatorCompiler(validatorCompiler);

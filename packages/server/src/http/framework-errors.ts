@@ -1,41 +1,76 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.js';
+import type { RateLimitResult } from '../limits/rate-limiter.js';
 import { errorBody } from './errors.js';
+import { rateLimitExceeded, setRateHeaders } from './guard.js';
+
+type ErrorAnswer = readonly [status: number, code: string, message: string];
 
 /**
- * Fastify's `frameworkErrors`: URLs its router cannot take (bad percent-encoding, a path parameter
- * over `maxParamLength`), answered in the one error shape instead of Fastify's own body.
+ * Answers for requests that never reach a route, and so never pass the guard (http/guard.ts):
+ * URLs the router refuses and requests Node's HTTP parser refuses. They get what every other
+ * answer gets: the one error shape, an `X-Request-Id`, and the headers of the per-client-IP rate
+ * limit they count against.
  */
-export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    reply.code(414).send(errorBody(414, 'URI_TOO_LONG', 'A path parameter of the URL is too long'));
-  } else if (error.code === 'FST_ERR_BAD_URL') {
-    reply.code(400).send(errorBody(400, 'VALIDATION_ERROR', 'The URL is not validly percent-encoded'));
-  } else {
-    reply.code(500).send(errorBody(500, 'INTERNAL_ERROR', 'Internal server error'));
-  }
-}
+export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequestId: (given: unknown) => string) {
+  const limitIp = (ip: string | undefined) => deps.limiter.check(`ip:${ip ?? 'unknown'}`, deps.config.ipRateLimit);
 
-/**
- * Fastify's `clientErrorHandler`: requests Node's HTTP parser refuses (malformed request line or
- * headers, a body longer than its Content-Length, headers over the size limit) and requests not
- * received within the timeouts. Answered in the one error shape, then the connection is closed.
- */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  // A reset connection has nobody left to answer.
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, code, message] =
-    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? ([408, 'REQUEST_TIMEOUT', 'The request was not received in time'] as const)
-      : error.code === 'HPE_HEADER_OVERFLOW'
-        ? ([431, 'HEADERS_TOO_LARGE', 'Request headers are too large'] as const)
-        : ([400, 'VALIDATION_ERROR', 'Malformed HTTP request'] as const);
-  const body = JSON.stringify(errorBody(status, code, message));
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  /**
+   * Fastify's `frameworkErrors`: URLs its router cannot take (bad percent-encoding, a path
+   * parameter over `maxParamLength`). Over the IP's limit, the answer is the 429 any public route
+   * would give.
+   */
+  function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+    reply.header('x-request-id', request.id);
+    const [status, code, message]: ErrorAnswer =
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? [414, 'URI_TOO_LONG', 'A path parameter of the URL is too long']
+        : error.code === 'FST_ERR_BAD_URL'
+          ? [400, 'VALIDATION_ERROR', 'The URL is not validly percent-encoded']
+          : [500, 'INTERNAL_ERROR', 'Internal server error'];
+    limitIp(request.ip).then(
+      (result) => {
+        setRateHeaders(reply, result);
+        if (result.allowed) return reply.code(status).send(errorBody(status, code, message));
+        const refused = rateLimitExceeded(result);
+        reply.code(refused.statusCode).headers(refused.headers).send(errorBody(refused.statusCode, refused.code, refused.message));
+      },
+      // The shared counter is out of reach: the answer goes out without the limit's headers.
+      () => reply.code(status).send(errorBody(status, code, message)),
     );
   }
-  socket.destroy(error);
+
+  /**
+   * Fastify's `clientErrorHandler`: requests Node's HTTP parser refuses (malformed request line or
+   * headers, a body longer than its Content-Length, headers over the size limit) and requests not
+   * received within the timeouts. Answered in the one error shape, then the connection is closed.
+   */
+  function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+    // A reset connection has nobody left to answer.
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const [status, code, message]: ErrorAnswer =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'REQUEST_TIMEOUT', 'The request was not received in time']
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'HEADERS_TOO_LARGE', 'Request headers are too large']
+          : [400, 'VALIDATION_ERROR', 'Malformed HTTP request'];
+    const answer = (limit: RateLimitResult | undefined) => {
+      const body = JSON.stringify(errorBody(status, code, message));
+      const rateHeaders = limit
+        ? `X-RateLimit-Limit: ${limit.limit}\r\nX-RateLimit-Remaining: ${limit.remaining}\r\nX-RateLimit-Reset: ${limit.reset}\r\n`
+        : '';
+      if (socket.writable) {
+        socket.write(
+          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+            `X-Request-Id: ${nextRequestId(undefined)}\r\n${rateHeaders}Connection: close\r\n\r\n${body}`,
+        );
+      }
+      socket.destroy(error);
+    };
+    limitIp(socket.remoteAddress).then(answer, () => answer(undefined));
+  }
+
+  return { frameworkErrors, clientErrorHandler };
 }

@@ -82,11 +82,19 @@ export function routeAccess(route: { url: string; config?: { access?: Access } }
   return route.config?.access ?? (route.url.startsWith('/v1/') ? 'key' : 'public');
 }
 
-function setRateHeaders(reply: FastifyReply, result: RateLimitResult) {
+export function setRateHeaders(reply: FastifyReply, result: RateLimitResult) {
   // Lower-case names: Fastify lower-cases every name it is given, so these skip a copy per header.
   reply.header('x-ratelimit-limit', result.limit);
   reply.header('x-ratelimit-remaining', result.remaining);
   reply.header('x-ratelimit-reset', result.reset);
+}
+
+/** The 429 of a request over its limit. */
+export function rateLimitExceeded(result: RateLimitResult): ApiError {
+  // The limiter's clock, not deps.now(): the window and the wait must be measured alike.
+  return new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit of ${result.limit} requests per second exceeded; retry after ${result.retryAfter}s`, {
+    'Retry-After': String(result.retryAfter),
+  });
 }
 
 function sameSecret(given: string, expected: string): boolean {
@@ -119,19 +127,13 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   const inFlight = new InFlight();
   app.decorate('inFlight', inFlight);
 
-  function enforce(reply: FastifyReply, result: RateLimitResult, max: number) {
+  function enforce(reply: FastifyReply, result: RateLimitResult) {
     setRateHeaders(reply, result);
-    if (!result.allowed) {
-      // The limiter's clock, not deps.now(): the window and the wait must be measured alike.
-      const retryAfter = result.retryAfter;
-      throw new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit of ${max} requests per second exceeded; retry after ${retryAfter}s`, {
-        'Retry-After': String(retryAfter),
-      });
-    }
+    if (!result.allowed) throw rateLimitExceeded(result);
   }
 
   async function limit(reply: FastifyReply, key: string, max: number) {
-    enforce(reply, await deps.limiter.check(key, max), max);
+    enforce(reply, await deps.limiter.check(key, max));
   }
 
   const limitByIp = (request: FastifyRequest, reply: FastifyReply) => limit(reply, `ip:${request.ip}`, deps.config.ipRateLimit);
@@ -183,7 +185,7 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
         if (result) {
           request.auth = owner;
           try {
-            enforce(reply, result, max);
+            enforce(reply, result);
           } catch (error) {
             return done(error as Error);
           }
