@@ -93,11 +93,28 @@ describe('sending with a template', () => {
     assert.equal(bulk.status, 400);
     assert.match(bulk.body.message, /^notifications\[1\]\.templateVariables has no value for "asset"/);
 
-    const preview = await call(gw.url, acme.apiKey, 'POST', '/v1/preview', { wallet, subject: 's', body: 'b', category: 'defi', templateId, templateVariables: {} });
-    assert.equal(preview.status, 400);
-    assert.match(preview.body.message, /^templateVariables has no value for "name"/);
     const [{ n }] = await gw.herald.deps.db.query('SELECT count(*)::int AS n FROM notifications WHERE template_id = $1', [templateId]);
     assert.equal(n, 0, 'nothing was stored');
+  });
+
+  it('previews placeholders without a value as written, so a template previews before its values are known', async () => {
+    const preview = (body: Record<string, unknown>) => call(gw.url, acme.apiKey, 'POST', '/v1/preview', { wallet, subject: 's', body: 'b', category: 'defi', ...body });
+    const bare = await preview({ templateId });
+    assert.equal(bare.status, 200, JSON.stringify(bare.body));
+    assert.equal(bare.body.subject, 'Alert for {{name}}');
+    assert.equal(bare.body.smsText, 'Alert for {{name}}: Hi {{name}}, your {{asset}} position needs attention: https://app.example.com/positions?id={{positionId}}');
+    assert.match(bare.body.renderedHtml, /<p class="greeting">Hi \{\{name\}\},<\/p>/);
+    const partial = await preview({ templateId, templateVariables: { name: 'Ana', asset: 'SOL' } });
+    assert.equal(partial.status, 200);
+    assert.equal(partial.body.smsText, 'Alert for Ana: Hi Ana, your SOL position needs attention: https://app.example.com/positions?id={{positionId}}');
+
+    // a placeholder under a given value that is not an object cannot be shown: refused as a send refuses it
+    const nested = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Nested', category: 'defi', subjectTemplate: 'Hi {{user.name}}', htmlSource: '<p>{{user.name}}</p>', textSource: '{{user.name}}' });
+    assert.equal((await preview({ templateId: nested.body.templateId })).body.subject, 'Hi {{user.name}}');
+    const refused = await preview({ templateId: nested.body.templateId, templateVariables: { user: 'Ana' } });
+    assert.equal(refused.status, 400);
+    assert.ok(isErrorBody(refused.body));
+    assert.match(refused.body.message, /^templateVariables /);
   });
 
   it("answers 404 for an unknown, deleted or another protocol's template", async () => {

@@ -6,7 +6,7 @@ import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { renderNotification } from '../rendering/render-notification.js';
 import { renderTemplatedNotification } from '../templates/render-templated-notification.js';
-import { resolveSendTemplates } from '../templates/resolve-send-templates.js';
+import { findTemplates, previewVariables } from '../templates/resolve-send-templates.js';
 import { tierOf } from '../tiers.js';
 import { WalletSchema } from '../wallet.js';
 import { CategorySchema } from './schemas.js';
@@ -46,10 +46,11 @@ export function previewRoutes(app: FastifyInstance, deps: Deps): void {
       const tier = tierOf(protocol.tier);
       const size = Buffer.byteLength(input.body, 'utf8');
       if (size > tier.maxBodyBytes) throw new ApiError('VALIDATION_ERROR', `body is ${size} bytes; the ${tier.name} tier allows ${tier.maxBodyBytes}`);
-      const templates = await resolveSendTemplates(deps.db, protocol, [input], (_i, field) => field);
+      const templates = await findTemplates(deps.db, protocol, [input]);
       const common = { category: input.category, protocolName: protocol.name, unsubscribeUrl: `${deps.config.publicUrl}/unsubscribe/preview` };
-      const rendered = input.templateId
-        ? renderTemplatedNotification({ ...common, template: templates.get(input.templateId)!, variables: input.templateVariables ?? {} })
+      const template = input.templateId ? templates.get(input.templateId)! : undefined;
+      const rendered = template
+        ? renderTemplatedNotification({ ...common, template, variables: previewVariables(template, input.templateVariables) })
         : renderNotification({ ...common, subject: input.subject, body: input.body });
       return {
         renderedHtml: rendered.html,

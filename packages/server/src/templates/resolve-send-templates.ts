@@ -38,14 +38,57 @@ export async function resolveSendTemplates(
   items: TemplatedSend[],
   fieldOf: (index: number, field: string) => string,
 ): Promise<Map<string, TemplateVersion>> {
+  const versions = await findTemplates(db, protocol, items);
+  items.forEach((item, i) => {
+    if (item.templateId) checkTemplateVariables(versions.get(item.templateId)!, item.templateVariables, fieldOf(i, 'templateVariables'));
+  });
+  return versions;
+}
+
+/** The current version of every template the items name, after the tier check; 404 for one that is not a live template of this protocol. */
+export async function findTemplates(db: Queryable, protocol: { id: string; tier: number }, items: TemplatedSend[]): Promise<Map<string, TemplateVersion>> {
   const ids = [...new Set(items.flatMap((item) => (item.templateId ? [item.templateId] : [])))];
   if (ids.length === 0) return new Map();
   requireTemplateTier(protocol.tier);
   const versions = await currentVersionsWithSources(db, protocol.id, ids);
   const missing = ids.find((id) => !versions.has(id));
   if (missing) throw new ApiError('TEMPLATE_NOT_FOUND', `Template ${missing} does not exist`);
-  items.forEach((item, i) => {
-    if (item.templateId) checkTemplateVariables(versions.get(item.templateId)!, item.templateVariables, fieldOf(i, 'templateVariables'));
-  });
   return versions;
+}
+
+/**
+ * The variables a preview renders with: those given, and each placeholder left without a value
+ * shown as written (`{{name}}`), so a template can be previewed before its values are known. A
+ * placeholder that cannot be filled that way (inside `{{#each}}` over given values, or under a
+ * given value that is not an object) is refused as a send would refuse it.
+ */
+export function previewVariables(template: TemplateVersion, given: Record<string, unknown> = {}): Record<string, unknown> {
+  const variables = structuredClone(given);
+  const compiled = compileTemplate(template, `${template.templateId}@${template.version}`);
+  const filled = new Set<string>();
+  for (;;) {
+    try {
+      compiled.render(variables);
+      return variables;
+    } catch (error) {
+      if (!(error instanceof MissingVariableError) || filled.has(error.variable) || !fill(variables, error.variable)) {
+        checkTemplateVariables(template, variables, 'templateVariables');
+        throw error;
+      }
+      filled.add(error.variable);
+    }
+  }
+}
+
+/** Sets `a.b.c` to "{{a.b.c}}", creating the objects on the way; false when a value in the way is not an object. */
+function fill(variables: Record<string, unknown>, path: string): boolean {
+  const names = path.split('.');
+  let at = variables;
+  for (const name of names.slice(0, -1)) {
+    const next = Object.hasOwn(at, name) ? at[name] : (at[name] = {});
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) return false;
+    at = next as Record<string, unknown>;
+  }
+  at[names[names.length - 1]] = `{{${path}}}`;
+  return true;
 }
