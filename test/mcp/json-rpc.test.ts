@@ -84,6 +84,11 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     assert.ok(res.body.result.capabilities.tools);
   });
 
+  it('initialize does not promise list-changed notifications: the tool list of a stateless server never changes', async () => {
+    const res = await post(INITIALIZE);
+    assert.deepEqual(res.body.result.capabilities, { tools: { listChanged: false } });
+  });
+
   it('an unsupported protocolVersion is answered with the latest the server speaks', async () => {
     const res = await post({ ...INITIALIZE, params: { ...INITIALIZE.params, protocolVersion: '1999-01-01' } });
     assert.equal(res.status, 200);
@@ -209,10 +214,13 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     isJsonRpcError(big.body, -32000);
   });
 
-  it('a client that accepts neither JSON nor anything else is refused by the transport (406)', async () => {
+  it('a client that does not accept JSON is refused (406), with a message that asks for JSON alone', async () => {
     const res = await post(INITIALIZE, { accept: 'text/html' });
     assert.equal(res.status, 406);
     isJsonRpcError(res.body, -32000);
+    // docs/mcp.md: application/json alone is enough, so the message must not ask for event streams.
+    assert.equal(res.body.error.message, 'Not Acceptable: the client must accept application/json');
+    assert.ok(res.headers.get('x-request-id'));
   });
 });
 

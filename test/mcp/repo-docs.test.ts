@@ -86,4 +86,21 @@ describe('MCP endpoint on the repository docs and examples', () => {
     assert.ok(hits.length >= 1 && hits.length <= 3);
     assert.ok(repoPages().has(hits[0].slug));
   });
+
+  it('search snippets quote header formats and names as the docs write them', async () => {
+    const search = async (query: string) => JSON.parse(textOf(await call('search_herald_docs', { query }))) as { slug: string; snippet: string }[];
+    const webhooks = repoPages().get('webhooks') ?? '';
+    const header = /`x-service-signature: (t=<[^`]*>)`/.exec(webhooks)?.[1];
+    assert.ok(header, 'docs/webhooks.md gives the signature header format');
+    const signature = (await search('x-service-signature')).find((hit) => hit.slug === 'webhooks');
+    assert.ok(signature?.snippet.includes(header), signature?.snippet);
+    for (const name of ['HERALD_WEBHOOK_TIMEOUT_MS', 'HERALD_WEBHOOK_SECRET', 'whsec_']) {
+      assert.ok([...repoPages().values()].some((text) => text.includes(name)), `the docs mention ${name}`);
+      const hits = await search(name);
+      assert.ok(
+        hits.some((hit) => hit.snippet.includes(name)),
+        `${name}: ${JSON.stringify(hits.map((hit) => hit.snippet))}`,
+      );
+    }
+  });
 });

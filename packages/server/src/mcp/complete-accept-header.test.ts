@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { completeAcceptHeader } from './complete-accept-header.js';
+import { acceptsJson, completeAcceptHeader } from './complete-accept-header.js';
 
 function request(accept?: string) {
   const rawHeaders = ['Content-Type', 'application/json', 'Host', 'x'];
@@ -28,10 +28,17 @@ describe('completeAcceptHeader', () => {
     assert.deepEqual(raw.rawHeaders, ['Content-Type', 'application/json', 'Host', 'x', 'accept', 'application/json, text/event-stream']);
   });
 
-  it('leaves a client that refuses JSON to the transport (406)', () => {
+  it('leaves the header of a client that refuses JSON as it is (the route answers it 406)', () => {
     const raw = request('text/html');
     completeAcceptHeader(raw);
     assert.equal(raw.headers.accept, 'text/html');
     assert.deepEqual(raw.rawHeaders.slice(-2), ['accept', 'text/html']);
+  });
+});
+
+describe('acceptsJson', () => {
+  it('accepts JSON alone, wildcards and no header; refuses a header without JSON', () => {
+    for (const accept of [undefined, '', 'application/json', '*/*', 'application/*', 'text/plain, application/json;q=0.9']) assert.ok(acceptsJson(accept), String(accept));
+    for (const accept of ['text/html', 'text/event-stream', 'application/jsonl']) assert.equal(acceptsJson(accept), false, accept);
   });
 });

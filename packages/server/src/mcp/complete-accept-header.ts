@@ -2,6 +2,13 @@ import type { IncomingMessage } from 'node:http';
 
 const TRANSPORT_ACCEPT = 'application/json, text/event-stream';
 
+const ACCEPTS_JSON = /(^|,)\s*(application\/json|application\/\*|\*\/\*)\s*(;|,|$)/i;
+
+/** Whether a client can read the JSON this endpoint answers; no Accept header means anything goes. */
+export function acceptsJson(accept: string | undefined): boolean {
+  return !accept || ACCEPTS_JSON.test(accept);
+}
+
 /**
  * The SDK's transport refuses (406) a POST whose Accept header does not list both JSON and SSE. This
  * endpoint only ever answers JSON, so a client that accepts JSON, or says nothing (the contract asks
@@ -9,7 +16,7 @@ const TRANSPORT_ACCEPT = 'application/json, text/event-stream';
  */
 export function completeAcceptHeader(raw: Pick<IncomingMessage, 'headers' | 'rawHeaders'>): void {
   const accept = raw.headers.accept;
-  if (accept && !/(^|,)\s*(application\/json|application\/\*|\*\/\*)\s*(;|,|$)/i.test(accept)) return;
+  if (!acceptsJson(accept)) return;
   if (accept?.includes('application/json') && accept.includes('text/event-stream')) return;
   raw.headers.accept = TRANSPORT_ACCEPT;
   // The transport's request adapter reads rawHeaders as well as headers.

@@ -65,6 +65,8 @@ export async function connectMcpServer(tools: HeraldTool[], transport: Transport
   for (const tool of tools) {
     server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input }, async (args) => tool.run(args));
   }
+  // registerTool advertises listChanged: true; this server is built per request and its tools never change.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   await server.connect(transport);
   guardParams(transport, new Map(tools.map((tool) => [tool.name, tool])));
   return server;

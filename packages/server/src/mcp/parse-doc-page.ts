@@ -15,7 +15,7 @@ export interface DocSection {
 
 const FRONT_MATTER = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
 const HEADING = /^(#{1,6})[ \t]+(.+?)[ \t#]*$/;
-const FENCE = /^[ \t]*(```|~~~)/;
+export const FENCE = /^[ \t]*(```|~~~)/;
 
 /** `key: value` lines of a front matter block; values may be quoted. */
 function frontMatterFields(block: string): Record<string, string> {

@@ -4,13 +4,15 @@ import type { Logger } from 'pino';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { requestFinished } from '../http/guard.js';
-import { completeAcceptHeader } from './complete-accept-header.js';
+import { acceptsJson, completeAcceptHeader } from './complete-accept-header.js';
 import { connectMcpServer } from './create-mcp-server.js';
 import { buildHeraldTools, type HeraldTool } from './herald-tools.js';
 import { loadDocsLibrary } from './load-docs-library.js';
 import { INTERNAL_ERROR, jsonRpcError, readJsonRpcBody, SERVER_ERROR } from './read-jsonrpc-body.js';
 
 const METHOD_NOT_ALLOWED = jsonRpcError(SERVER_ERROR, 'Method not allowed: this endpoint is stateless, send JSON-RPC with POST');
+// Ours, not the transport's: it would ask for text/event-stream too, which this endpoint never sends.
+const NOT_ACCEPTABLE = jsonRpcError(SERVER_ERROR, 'Not Acceptable: the client must accept application/json');
 
 /** Headers Fastify holds for the reply (rate limit) and its onSend hook would add: the reply is hijacked. */
 function copyHeaders(request: FastifyRequest, reply: FastifyReply): void {
@@ -23,6 +25,7 @@ function copyHeaders(request: FastifyRequest, reply: FastifyReply): void {
 async function answerMcp(tools: HeraldTool[], log: Logger, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const body = readJsonRpcBody(request.body as string | undefined);
   if ('error' in body) return reply.code(400).send(body.error);
+  if (!acceptsJson(request.headers.accept)) return reply.code(406).send(NOT_ACCEPTABLE);
   completeAcceptHeader(request.raw);
   reply.hijack();
   copyHeaders(request, reply);

@@ -80,4 +80,19 @@ describe('snippetAround', () => {
   it('drops link targets and keeps their text', () => {
     assert.equal(snippetAround('See [the quickstart](quickstart.md).', []), 'See the quickstart.');
   });
+
+  it('keeps identifiers, angle brackets and code spans as written', () => {
+    const text = 'Every request carries `x-service-signature: t=<unix seconds>,v1=<hex>` where the hex is\nHMAC-SHA256 over `"<t>.<raw body>"`, keyed with the whole `whsec_…` string.';
+    assert.equal(
+      snippetAround(text, ['signature']),
+      'Every request carries `x-service-signature: t=<unix seconds>,v1=<hex>` where the hex is HMAC-SHA256 over `"<t>.<raw body>"`, keyed with the whole `whsec_…` string.',
+    );
+    assert.equal(snippetAround('Set HERALD_WEBHOOK_SECRET, or answer 401 INVALID_SIGNATURE; a > b.', []), 'Set HERALD_WEBHOOK_SECRET, or answer 401 INVALID_SIGNATURE; a > b.');
+  });
+
+  it('strips emphasis, table pipes and quote marks, but not what code spans and code blocks hold', () => {
+    assert.equal(snippetAround('> **Never** _retry_ a `4xx` with __the same__ *body*.', []), 'Never retry a `4xx` with the same body.');
+    assert.equal(snippetAround('| `flag\\|env` | `**raw**` |\n|---|---|\n| a \\| b | c |', []), '`flag|env` `**raw**` a | b c');
+    assert.equal(snippetAround('Run:\n\n```sh\ncurl -s x | jq .items[0]._id # *all*\n```\n', []), 'Run: curl -s x | jq .items[0]._id # *all*');
+  });
 });

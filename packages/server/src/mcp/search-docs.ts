@@ -1,5 +1,5 @@
 import MiniSearch from 'minisearch';
-import type { DocPage } from './parse-doc-page.js';
+import { FENCE, type DocPage } from './parse-doc-page.js';
 
 export interface DocSearchHit {
   slug: string;
@@ -23,15 +23,51 @@ export type SearchDocs = (query: string, maxResults: number) => DocSearchHit[];
 const SNIPPET_BEFORE = 80;
 const SNIPPET_LENGTH = 240;
 
-/** Plain text for a snippet: fences, table rules, link targets and emphasis are noise in one line of text. */
-function flatten(markdown: string): string {
-  return markdown
-    .replace(/^[ \t]*(```|~~~).*$/gm, '')
-    .replace(/^[ \t]*\|?[ \t:|-]*-{3,}[ \t:|-]*$/gm, '')
+const TABLE_RULE = /^[ \t]*\|?[ \t:|-]*-{3,}[ \t:|-]*$/;
+const CODE_SPAN = /(`+)[\s\S]*?[^`]\1(?!`)/g;
+
+/**
+ * Prose without the markdown that is not content: link targets, emphasis markers, table pipes and
+ * escapes go; code spans stay whole, backticks included, so what is quoted can be copied exactly.
+ * `_` is emphasis only at a word's edge: HERALD_WEBHOOK_SECRET keeps its underscores.
+ */
+function plainProse(prose: string): string {
+  const spans: string[] = [];
+  // Inside a table, GFM reads `\|` in a code span as a literal pipe.
+  const held = prose.replace(CODE_SPAN, (span) => `\u0000${spans.push(span.replace(/\\\|/g, '|')) - 1}\u0000`);
+  return held
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/[*_`|>#]+/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+    .replace(/(\*{1,3})(?=\S)([\s\S]*?\S)\1/g, '$2')
+    .replace(/(?<!\w)(_{1,3})(?=\S)([\s\S]*?\S)\1(?!\w)/g, '$2')
+    .replace(/(?<!\\)\|/g, ' ')
+    .replace(/\\([\\`*_[\]|<>#])/g, '$1')
+    .replace(/\u0000(\d+)\u0000/g, (_, index: string) => spans[Number(index)]);
+}
+
+/**
+ * One line of text for a snippet. Fence lines, table rules and quote marks go; code blocks are kept
+ * as written (a `#` or `|` there is code), prose loses only its markdown decoration.
+ */
+function flatten(markdown: string): string {
+  const parts: string[] = [];
+  let prose: string[] = [];
+  let fence: string | undefined;
+  for (const line of markdown.split(/\r?\n/)) {
+    const fenceMark = FENCE.exec(line)?.[1];
+    if (fenceMark && fence === undefined) {
+      parts.push(plainProse(prose.join('\n')));
+      prose = [];
+      fence = fenceMark;
+    } else if (fenceMark && fence === fenceMark) {
+      fence = undefined;
+    } else if (fence !== undefined) {
+      parts.push(line);
+    } else if (!TABLE_RULE.test(line)) {
+      prose.push(line.replace(/^[ \t]*(>[ \t]?)+/, ''));
+    }
+  }
+  parts.push(plainProse(prose.join('\n')));
+  return parts.join(' ').replace(/\s+/g, ' ').trim();
 }
 
 export function snippetAround(text: string, terms: string[]): string {
