@@ -35,10 +35,16 @@ describe('schedules API', () => {
       assert.equal(res.body.nextRunAt, '2026-06-01T13:00:00Z');
     });
 
-    it('defaults the timezone to UTC and ignores any offset in scheduledFor', async () => {
+    it('without a timezone, takes scheduledFor as the instant it writes; with one, ignores its offset', async () => {
       assert.equal((await post('/v1/schedule', once())).body.nextRunAt, '2026-06-01T09:00:00Z');
-      assert.equal((await post('/v1/schedule', once({ scheduledFor: '2026-06-01T09:00:00+02:00' }))).body.nextRunAt, '2026-06-01T09:00:00Z');
+      assert.equal((await post('/v1/schedule', once({ scheduledFor: '2026-06-01T09:00:00' }))).body.nextRunAt, '2026-06-01T09:00:00Z');
+      const offset = await post('/v1/schedule', once({ scheduledFor: '2026-06-01T09:00:00+02:00' }));
+      assert.equal(offset.body.nextRunAt, '2026-06-01T07:00:00Z');
+      assert.equal((await call(gw.url, acme.apiKey, 'GET', `/v1/schedule/${offset.body.id}`)).body.timezone, 'UTC');
+      assert.equal((await post('/v1/schedule', once({ scheduledFor: '2026-06-01T09:30:00-0530' }))).body.nextRunAt, '2026-06-01T15:00:00Z');
+      assert.equal((await post('/v1/schedule', once({ scheduledFor: '2026-06-01T09:00:00+02:00', timezone: 'UTC' }))).body.nextRunAt, '2026-06-01T09:00:00Z');
       assert.equal((await post('/v1/schedule', once({ scheduledFor: '2026-06-01T09:00', timezone: 'Europe/Berlin' }))).body.nextRunAt, '2026-06-01T07:00:00Z');
+      assert.equal((await post('/v1/schedule', once({ scheduledFor: '2026-06-01T09:00+02:00', timezone: 'Europe/Berlin' }))).body.nextRunAt, '2026-06-01T07:00:00Z');
     });
 
     it('runs a time skipped by spring-forward when the gap ends', async () => {

@@ -8,7 +8,7 @@ import { CronSyntaxError, parseCron } from './cron-expression.js';
 import { nextOccurrence } from './next-run.js';
 import { insertSchedule, type NewSchedule } from './schedule-store.js';
 import type { CronScheduleInput, OneTimeScheduleInput } from './schemas.js';
-import { canonicalTimeZone, formatInstant, formatWallClock, instantOfWallClock, parseWallClock } from './zone-time.js';
+import { canonicalTimeZone, formatInstant, formatWallClock, instantOfWallClock, parseWallClock, writtenOffset } from './zone-time.js';
 
 export interface CreatedSchedule {
   id: string;
@@ -62,13 +62,17 @@ function rowFor(deps: Deps, sender: Sender, input: NotifyInput, zone: string): O
   };
 }
 
-/** POST /v1/schedule: one send at the wall-clock `scheduledFor` in `timezone`. */
+/**
+ * POST /v1/schedule: one send at the wall-clock `scheduledFor` in `timezone`. Without a timezone,
+ * `scheduledFor` means the instant it writes (its offset applies; none or `Z` is UTC).
+ */
 export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: OneTimeScheduleInput): Promise<CreatedSchedule> {
-  const zone = zoneOf(input.timezone);
-  const local = parseWallClock(input.scheduledFor);
-  if (local === undefined) {
+  const zone = zoneOf(input.timezone ?? 'UTC');
+  const written = parseWallClock(input.scheduledFor);
+  if (written === undefined) {
     throw new ApiError('VALIDATION_ERROR', `scheduledFor must be an ISO 8601 date-time such as 2026-06-01T09:00:00, got "${input.scheduledFor}"`);
   }
+  const local = input.timezone === undefined ? written - (writtenOffset(input.scheduledFor) ?? 0) : written;
   const runAt = instantOfWallClock(local, zone);
   const now = deps.now();
   if (runAt <= now) {

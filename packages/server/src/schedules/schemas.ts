@@ -5,21 +5,18 @@ import { NotifyBody } from '../notifications/schemas.js';
 // A schedule carries what POST /v1/notify takes, minus the idempotency key: each run gets its own.
 const { idempotencyKey: _perRun, ...notifyFields } = NotifyBody.properties;
 
-const timezone = Type.String({
-  minLength: 1,
-  maxLength: 64,
-  default: 'UTC',
-  description: 'IANA time zone name (America/New_York); the wall clock of scheduledFor or cronExpr is read in it',
-});
+const zoneName = { minLength: 1, maxLength: 64 };
 
 export const OneTimeScheduleBody = Type.Object({
   ...notifyFields,
   scheduledFor: Type.String({
     minLength: 1,
     maxLength: 64,
-    description: 'ISO 8601 date-time; its date and time are taken in `timezone` and any offset or Z is ignored. Must be in the future.',
+    description:
+      'ISO 8601 date-time, in the future. With `timezone`, its date and time are taken in that zone and any offset or Z is ignored; without, it is the instant it writes (no offset means UTC).',
   }),
-  timezone,
+  // No default: an omitted timezone means "the instant scheduledFor writes", not "the UTC wall clock".
+  timezone: Type.Optional(Type.String({ ...zoneName, description: 'IANA time zone name (America/New_York); the wall clock of scheduledFor is read in it' })),
 });
 export type OneTimeScheduleInput = Static<typeof OneTimeScheduleBody>;
 
@@ -30,7 +27,7 @@ export const CronScheduleBody = Type.Object({
     maxLength: 200,
     description: 'Five fields: minute hour day-of-month month day-of-week (Vixie cron syntax, names JAN-DEC and SUN-SAT allowed)',
   }),
-  timezone,
+  timezone: Type.String({ ...zoneName, default: 'UTC', description: 'IANA time zone name (America/New_York); cronExpr is evaluated on its wall clock' }),
 });
 export type CronScheduleInput = Static<typeof CronScheduleBody>;
 

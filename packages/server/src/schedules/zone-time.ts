@@ -122,7 +122,7 @@ function gapEnd(zone: string, from: number, to: number, offset: number): number 
   return lo * MINUTE;
 }
 
-const WALL_CLOCK = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:[Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
+const WALL_CLOCK = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /**
  * The date and time fields of an ISO 8601 date-time, as local milliseconds; any offset or `Z` is
@@ -140,6 +140,19 @@ export function parseWallClock(text: string): number | undefined {
   const check = new Date(local);
   if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return undefined;
   return local;
+}
+
+/**
+ * The UTC offset an ISO 8601 date-time is written with, in milliseconds (`Z` is 0; `+02:00` is
+ * two hours); undefined when it has none or is not a date-time parseWallClock takes.
+ */
+export function writtenOffset(text: string): number | undefined {
+  const written = WALL_CLOCK.exec(text)?.[8];
+  if (!written) return undefined;
+  if (written === 'Z' || written === 'z') return 0;
+  const digits = written.slice(1).replace(':', '');
+  const minutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0);
+  return (written[0] === '-' ? -1 : 1) * minutes * MINUTE;
 }
 
 /** `2026-06-01T09:00:00` — local milliseconds written without an offset (milliseconds only when not zero). */
