@@ -24,7 +24,7 @@ describe('error model', () => {
   it('answers unknown routes with 404 NOT_FOUND', async () => {
     for (const [method, path] of [
       ['GET', '/v1/nothing-here'],
-      ['POST', '/v1/protocols/me'],
+      ['POST', '/v1/nothing-here'],
       ['GET', '/nope'],
     ]) {
       const res = await call(gw.url, acme.apiKey, method, path, method === 'POST' ? {} : undefined);
@@ -33,6 +33,24 @@ describe('error model', () => {
       assert.equal(res.body.code, 'NOT_FOUND');
       assert.equal(res.body.error, 'Not Found');
       assert.ok(res.headers.get('x-ratelimit-limit'));
+    }
+  });
+
+  it('answers a route that exists with other methods with 405 METHOD_NOT_ALLOWED and Allow', async () => {
+    for (const [method, path, allow] of [
+      ['POST', '/v1/protocols/me', 'GET, HEAD'],
+      ['PUT', '/v1/schedule', 'GET, HEAD, POST'],
+      ['DELETE', '/v1/notify', 'POST'],
+      ['PATCH', '/v1/templates/email/tmpl_x', 'GET, HEAD, PUT, DELETE'],
+    ]) {
+      const res = await call(gw.url, acme.apiKey, method, path, method === 'DELETE' ? undefined : {});
+      assert.equal(res.status, 405, `${method} ${path}`);
+      assert.ok(isErrorBody(res.body));
+      assert.equal(res.body.code, 'METHOD_NOT_ALLOWED');
+      assert.equal(res.body.error, 'Method Not Allowed');
+      assert.equal(res.headers.get('allow'), allow, `${method} ${path}`);
+      assert.ok(res.headers.get('x-ratelimit-limit'));
+      assert.ok(res.headers.get('x-request-id'));
     }
   });
 

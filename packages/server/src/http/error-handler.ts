@@ -46,9 +46,16 @@ export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundH
 
   // Fastify applies every lifecycle hook given here to the not-found route (its typings list only
   // preValidation and preHandler); onRequest runs before the body is read, as on every route.
+  const ROUTE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
   const notFoundHooks = { onRequest: notFoundHook } as Parameters<FastifyInstance['setNotFoundHandler']>[0];
   app.setNotFoundHandler(notFoundHooks, (request, reply) => {
     const path = request.url.split('?')[0];
+    // A path that exists with other methods: 405 and the methods it has, as RFC 9110 asks.
+    const allowed = ROUTE_METHODS.filter((method) => method !== request.method && app.findRoute({ method, url: path }));
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return reply.code(405).send(errorBody(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; it answers ${allowed.join(', ')}`));
+    }
     reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${path} not found`));
   });
 }
