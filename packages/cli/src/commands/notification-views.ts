@@ -23,7 +23,7 @@ const SUBMITTED: Record<string, string> = {
   failed: 'Not sent (the wallet is not registered, or no channel reaches it):',
 };
 
-export function showSubmission(out: Output, submission: Submission | BulkSubmission): void {
+export function showSubmission(out: Output, submission: Submission | BulkSubmission, idempotencyKey?: string): void {
   const headline = `${SUBMITTED[submission.status] ?? submission.status} notification ${submission.notificationId}`;
   out.line(submission.status === 'queued' ? out.style.green(headline) : submission.status === 'failed' ? out.style.red(headline) : headline);
   const rows: [string, string][] = [['status', colourStatus(out, submission.status)]];
@@ -31,6 +31,7 @@ export function showSubmission(out: Output, submission: Submission | BulkSubmiss
   if (submission.estimatedDeliveryMs !== null) rows.push(['estimated delivery', `${(submission.estimatedDeliveryMs / 1000).toFixed(1)} s`]);
   rows.push(['wallet registered', submission.recipientRegistered ? 'yes' : 'no']);
   if ('environment' in submission) rows.push(['environment', submission.environment]);
+  if (idempotencyKey !== undefined) rows.push(['idempotency key', idempotencyKey]);
   out.fields(rows);
 }
 

@@ -2,6 +2,7 @@ import { HeraldApiError, HeraldNetworkError, type BulkSubmission, type Herald, t
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { cancelled, usageError } from '../exit-codes.js';
+import { newIdempotencyKey } from '../idempotency-key.js';
 import { readJsonInput } from '../json-input.js';
 import { notificationProblems } from '../notification-input.js';
 import { ProgressBar } from '../progress-bar.js';
@@ -46,6 +47,15 @@ async function readBatch(context: Context, flags: BatchFlags): Promise<Notificat
   return keyed as NotificationParams[];
 }
 
+/**
+ * Gives every item without a key `<runKey>-<i>`, as --idempotency-key would. The gateway
+ * deduplicates per item, so once every item is keyed the SDK may retry a bulk request whose answer
+ * was lost: what was stored answers duplicate, and nothing is sent twice.
+ */
+function keyEveryItem(items: NotificationParams[], runKey: string): NotificationParams[] {
+  return items.map((item, i) => (item.idempotencyKey === undefined ? { ...item, idempotencyKey: `${runKey}-${i}` } : item));
+}
+
 function describeError(error: unknown): { code: string; message: string; statusCode?: number } {
   if (error instanceof HeraldApiError) return { code: error.code, message: error.message, statusCode: error.statusCode };
   if (error instanceof HeraldNetworkError) return { code: `NETWORK_${error.kind.toUpperCase()}`, message: error.message };
@@ -86,7 +96,7 @@ function showDryRun(context: Context, items: NotificationParams[]): void {
     out.line(`Dry run: ${plural(items.length, 'valid notification')} to ${plural(walletsIn(items), 'wallet')} would go in ${plural(plan.requests, 'request')}; nothing was sent`);
     out.table(
       ['INDEX', 'WALLET', 'CATEGORY', 'IDEMPOTENCY KEY', 'SUBJECT'],
-      items.slice(0, SHOWN).map((item, i) => [String(i), item.wallet, item.category, item.idempotencyKey ?? '-', item.subject]),
+      items.slice(0, SHOWN).map((item, i) => [String(i), item.wallet, item.category, item.idempotencyKey ?? 'generated', item.subject]),
     );
     if (items.length > SHOWN) out.line(out.style.dim(`… and ${items.length - SHOWN} more`));
   });
@@ -125,7 +135,7 @@ export function registerNotifyBatch(notify: Command, contextOf: ContextOf): void
     .option('--file <path>', 'read the array from this file')
     .option('--from-stdin', 'read the array from standard input')
     .option('-y, --yes', 'send without asking (required when there is no terminal to ask on)')
-    .option('--idempotency-key <key>', 'item i gets the key <key>-<i> (from 0), so a re-run answers duplicate instead of sending again')
+    .option('--idempotency-key <key>', 'item i gets the key <key>-<i> (from 0), so a re-run answers duplicate instead of sending again; default: items without a key get cli_<uuid>-<i>, new on every run')
     .option('--dry-run', 'check every item and show what would be sent; send nothing')
     .addHelpText(
       'after',
@@ -141,13 +151,16 @@ in input order: {index, notificationId, status, …} | {index, status: "error", 
       if (flags.dryRun) return showDryRun(context, items);
       const herald = context.herald();
       if (!flags.yes) await confirmSend(context, items);
+      const runKey = newIdempotencyKey();
       const progress = new ProgressBar(context.io.stderr, items.length, 'Sending', !context.json);
-      const { results, failure } = await sendInChunks(herald, items, progress);
+      const { results, failure } = await sendInChunks(herald, keyEveryItem(items, runKey), progress);
       showResults(context, items, results);
       if (failure) {
         const sent = (failure.request - 1) * BULK_SIZE;
         context.out.note(`Request ${failure.request} of ${requestsFor(items.length)} was refused: items ${sent} to ${items.length - 1} were not sent.`);
         if (flags.idempotencyKey !== undefined) context.out.note('Re-running with the same --idempotency-key sends only what is missing.');
+        // The flag would replace keys given in the file, so it repeats this run only when there were none.
+        else if (items.every((item) => item.idempotencyKey === undefined)) context.out.note(`Re-running with --idempotency-key ${runKey} sends only what is missing.`);
         throw failure.error;
       }
     });

@@ -1,7 +1,8 @@
-import { HeraldWaitTimeoutError, type Herald, type Notification, type Submission } from '@herald/sdk';
+import { HeraldWaitTimeoutError, type Herald, type Notification, type NotificationParams, type Submission } from '@herald/sdk';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { newIdempotencyKey } from '../idempotency-key.js';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
 import { parseDuration } from '../parse-options.js';
@@ -18,10 +19,22 @@ interface SendFlags extends MessageFlags {
 const DEFAULT_WAIT_MS = 60_000;
 const POLL_MS = 500;
 
-async function notificationFrom(context: Context, flags: SendFlags) {
+/** The notification to send, always with an idempotency key: the user's, or one generated here. */
+async function notificationFrom(context: Context, flags: SendFlags): Promise<{ params: NotificationParams; generatedKey: boolean }> {
   const base = flags.fromStdin ? await readStdinObject(context.io.stdin, ' (for an array, use `herald notify batch --from-stdin`)') : {};
   const key = flags.idempotencyKey !== undefined ? { idempotencyKey: flags.idempotencyKey } : {};
-  return requireValidNotification({ ...base, ...messageFrom(flags), ...key });
+  const params = requireValidNotification({ ...base, ...messageFrom(flags), ...key });
+  if (params.idempotencyKey !== undefined) return { params, generatedKey: false };
+  return { params: { ...params, idempotencyKey: newIdempotencyKey() }, generatedKey: true };
+}
+
+/** The submission for people, naming the key; a duplicate under a generated key was this run's own retry. */
+function reportSubmission(context: Context, submission: Submission, key: string, generatedKey: boolean): void {
+  const { out } = context;
+  out.result(submission, () => showSubmission(out, submission, generatedKey ? `${key} (generated)` : key));
+  if (generatedKey && submission.status === 'duplicate') {
+    out.note('The first attempt reached the gateway but its answer was lost; the retry found it, so the notification was sent once.');
+  }
 }
 
 /** Prints what the wait ended with; anything but delivered is a failure (exit 1). */
@@ -53,7 +66,7 @@ async function waitAndReport(context: Context, herald: Herald, submission: Submi
 export function registerNotifySend(notify: Command, contextOf: ContextOf): void {
   const send = notify.command('send').description('send one notification; with --wait, block until it is delivered, bounced or failed');
   addMessageOptions(send)
-    .option('--idempotency-key <key>', 'the same key and payload within 24 h answer duplicate with the first id (also makes retries safe)')
+    .option('--idempotency-key <key>', 'the same key and payload within 24 h answer duplicate with the first id; default: a new cli_<uuid> per run, so retries are safe')
     .option('--from-stdin', 'read the notification as a JSON object from standard input; flags override its fields')
     .option('--wait', 'wait for the outcome: exit 0 when delivered, 1 when bounced, failed or opted out')
     .option('--wait-timeout <duration>', 'how long --wait waits, e.g. 30s or 2m (default 60s); exit 1 when it runs out', parseDuration)
@@ -61,15 +74,17 @@ export function registerNotifySend(notify: Command, contextOf: ContextOf): void 
       'after',
       `
 Without --wait the exit code is 0 once the gateway accepted the request, whatever the status
-(queued, duplicate, opted_out, failed). With --wait and --json, stdout is {submission, notification}.`,
+(queued, duplicate, opted_out, failed). With --wait and --json, stdout is {submission, notification}.
+Every send carries an idempotency key, so a request whose answer was lost (5xx, timeout) is
+retried safely; pass --idempotency-key to make re-running the command safe as well.`,
     )
     .action(async (flags: SendFlags, command: Command) => {
       if (flags.waitTimeout !== undefined && !flags.wait) throw usageError('--wait-timeout needs --wait');
       const context = contextOf(command);
-      const params = await notificationFrom(context, flags);
+      const { params, generatedKey } = await notificationFrom(context, flags);
       const herald = context.herald();
       const submission = await herald.notifications.send(params);
       if (flags.wait) return waitAndReport(context, herald, submission, flags.waitTimeout ?? DEFAULT_WAIT_MS);
-      context.out.result(submission, () => showSubmission(context.out, submission));
+      reportSubmission(context, submission, params.idempotencyKey!, generatedKey);
     });
 }

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { call, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { registeredWallet } from '../support/wallets.js';
+import { startLossyProxy, type LossyProxy } from './lossy-proxy.js';
+import { ensureBuilt, runCli, scratchHome } from './run-cli.js';
+
+const SUBMISSION_KEYS = ['deliveryChannel', 'environment', 'estimatedDeliveryMs', 'notificationId', 'recipientRegistered', 'status'];
+const GENERATED = /^cli_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+// The contract: "The tool handles authentication, retries and idempotency itself". Without
+// --idempotency-key the CLI sends a key of its own, so the SDK may retry a send whose answer was
+// lost, and the retry finds the stored notification instead of sending a second one.
+describe('herald sends carry an idempotency key of their own', () => {
+  let gw: TestGateway;
+  let proxy: LossyProxy;
+  let wallet: string;
+  let scratch: ReturnType<typeof scratchHome>;
+
+  const message = { subject: 'Health factor', body: 'Your **health factor** is 1.05', category: 'defi' };
+  const flags = (subject = message.subject) => ['--wallet', wallet, '--subject', subject, '--body', message.body, '--category', message.category];
+  const herald = (protocol: TestProtocol, args: string[], baseUrl = gw.url) =>
+    runCli(args, { env: { HOME: scratch.home, XDG_CONFIG_HOME: scratch.config, HERALD_BASE_URL: baseUrl, HERALD_API_KEY: protocol.apiKey } });
+  const sentBy = async (protocol: TestProtocol) => (await call(gw.url, protocol.apiKey, 'GET', '/v1/notifications?limit=1')).body.total as number;
+  const keyOf = async (id: string) =>
+    (await gw.herald.deps.db.query<{ idempotency_key: string | null }>('SELECT idempotency_key FROM notifications WHERE id = $1', [id]))[0].idempotency_key;
+  const postsTo = (endpoint: string, from: number) => proxy.seen.slice(from).filter((r) => r.method === 'POST' && r.path === endpoint);
+
+  before(async () => {
+    ensureBuilt();
+    gw = await startGateway({ env: { HERALD_ROLE: 'api', HERALD_IP_RATE_LIMIT: '10000' } });
+    proxy = await startLossyProxy(gw.url);
+    wallet = await registeredWallet(gw.url, { email: 'holder@example.com' });
+    scratch = scratchHome();
+  });
+  after(async () => {
+    await proxy.close();
+    await gw.close();
+    scratch.cleanup();
+  });
+
+  it('notify send without --idempotency-key sends a new cli_<uuid> key, which the gateway deduplicates on', async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    const human = await herald(acme, ['notify', 'send', ...flags()]);
+    assert.equal(human.code, 0, human.stderr);
+    const id = /Queued notification (\S+)/.exec(human.stdout)?.[1];
+    const key = /idempotency key\s+(\S+) \(generated\)/.exec(human.stdout)?.[1];
+    assert.ok(id && key, human.stdout);
+    assert.match(key, GENERATED);
+    // The same request with that key, straight to the API, is a repeat of the CLI's send.
+    const repeat = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet, ...message, idempotencyKey: key });
+    assert.deepEqual([repeat.status, repeat.body.status, repeat.body.notificationId], [202, 'duplicate', id]);
+
+    // --json keeps the documented shape; each run has a key of its own, so running twice sends twice.
+    const [first, second] = [await herald(acme, ['notify', 'send', ...flags(), '--json']), await herald(acme, ['notify', 'send', ...flags(), '--json'])];
+    assert.deepEqual(Object.keys(first.json()).sort(), SUBMISSION_KEYS);
+    assert.deepEqual([first.json().status, second.json().status], ['queued', 'queued']);
+    const keys = await Promise.all([first, second].map((res) => keyOf(res.json().notificationId)));
+    assert.match(keys[0]!, GENERATED);
+    assert.notEqual(keys[0], keys[1]);
+
+    const given = await herald(acme, ['notify', 'send', ...flags(), '--idempotency-key', 'mine-1']);
+    assert.match(given.stdout, /idempotency key\s+mine-1$/m);
+    assert.equal(await sentBy(acme), 4);
+  });
+
+  for (const loss of ['503', 'drop'] as const) {
+    it(`notify send retries after ${loss === '503' ? 'a 503' : 'a dropped connection'} with the same key: one notification, answered duplicate`, async () => {
+      const acme = await gw.createProtocol({ tier: 3 });
+      const from = proxy.seen.length;
+      proxy.loseNextAnswer('POST', '/v1/notify', loss);
+      const res = await herald(acme, ['notify', 'send', ...flags(`Lost answer (${loss})`), '--json'], proxy.url);
+      assert.equal(res.code, 0, res.stderr);
+
+      const attempts = postsTo('/v1/notify', from).map((r) => JSON.parse(r.body).idempotencyKey);
+      assert.equal(attempts.length, 2, 'the first attempt and one retry');
+      assert.match(attempts[0], GENERATED);
+      assert.equal(attempts[1], attempts[0]);
+      const submission = res.json();
+      assert.equal(submission.status, 'duplicate', 'the first attempt was stored; the retry found it');
+      assert.equal(await keyOf(submission.notificationId), attempts[0]);
+      assert.equal(await sentBy(acme), 1);
+    });
+  }
+
+  it('says so in words when the retry found the first attempt', async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    proxy.loseNextAnswer('POST', '/v1/notify', '503');
+    const res = await herald(acme, ['notify', 'send', ...flags('Lost answer, human')], proxy.url);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^Duplicate of an earlier send/);
+    assert.match(res.stderr, /its answer was lost; the retry found it, so the notification was sent once/);
+    assert.equal(await sentBy(acme), 1);
+  });
+
+  it('notify batch keys each item without a key, so a bulk request whose connection dropped is retried safely', async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    const file = path.join(scratch.home, 'mixed.json');
+    const batch = [0, 1, 2].map((i) => ({ wallet, ...message, subject: `Item ${i}`, ...(i === 1 ? { idempotencyKey: 'own-1' } : {}) }));
+    writeFileSync(file, JSON.stringify(batch));
+    const from = proxy.seen.length;
+    proxy.loseNextAnswer('POST', '/v1/notify/bulk', 'drop');
+    const res = await herald(acme, ['notify', 'batch', '--file', file, '--yes', '--json'], proxy.url);
+    assert.equal(res.code, 0, res.stderr);
+
+    const attempts = postsTo('/v1/notify/bulk', from);
+    assert.equal(attempts.length, 2);
+    assert.equal(attempts[1].body, attempts[0].body, 'the retry repeats the same keys');
+    const results = res.json();
+    assert.deepEqual(results.map((r: any) => r.status), ['duplicate', 'duplicate', 'duplicate']);
+    const keys = await Promise.all(results.map((r: any) => keyOf(r.notificationId)));
+    const runKey = keys[0]!.replace(/-0$/, '');
+    assert.match(runKey, GENERATED);
+    assert.deepEqual(keys, [`${runKey}-0`, 'own-1', `${runKey}-2`], 'a key in the file is kept');
+    assert.equal(await sentBy(acme), 3);
+  });
+
+  it('a refused batch names its generated key: re-running with it sends only what is missing', async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    const file = path.join(scratch.home, 'refused.json');
+    writeFileSync(file, JSON.stringify(Array.from({ length: 150 }, (_, i) => ({ wallet, ...message, subject: `Item ${i}`, ...(i === 120 ? { templateId: 'tmpl_missing' } : {}) }))));
+    const first = await herald(acme, ['notify', 'batch', '--file', file, '--yes']);
+    assert.equal(first.code, 3, first.stderr);
+    const runKey = /Re-running with --idempotency-key (\S+) sends only what is missing/.exec(first.stderr)?.[1];
+    assert.ok(runKey, first.stderr);
+    assert.match(runKey, GENERATED);
+    assert.equal(await sentBy(acme), 100);
+
+    const again = await herald(acme, ['notify', 'batch', '--file', file, '--yes', '--idempotency-key', runKey, '--json']);
+    assert.equal(again.code, 3);
+    assert.ok(again.json().slice(0, 100).every((r: any) => r.status === 'duplicate'));
+    assert.equal(await sentBy(acme), 100);
+  });
+});
