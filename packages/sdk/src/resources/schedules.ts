@@ -11,7 +11,10 @@ export type ScheduledNotification = Omit<NotificationParams, 'idempotencyKey'> &
 };
 
 export type OneTimeScheduleParams = ScheduledNotification & {
-  /** ISO 8601 date-time; its date and time are read in `timezone`, any offset or Z ignored. Must be in the future. */
+  /**
+   * ISO 8601 date-time, in the future. With `timezone`, its date and time are read in that zone (any
+   * offset or Z ignored); without, it is the instant it writes (no offset means UTC).
+   */
   scheduledFor: string;
 };
 
