@@ -181,6 +181,12 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
       events.map((e: any) => [e.type, e.data.channel]),
       [['notification.delivered', 'sms']],
     );
+    // the list says what the record says: the channel that carried it
+    const listed = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications?wallet=${wallet}`);
+    assert.deepEqual(
+      listed.body.data.map((item: any) => [item.notification_id, item.delivery_channel]),
+      [[id, 'sms']],
+    );
   });
 
   it('does not fall back for a normal message, nor without a phone', async () => {

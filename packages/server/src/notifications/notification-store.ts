@@ -437,7 +437,7 @@ export function listStatements(q: ListQuery): { count: { text: string; params: u
   return {
     count: { text: `SELECT count(*)::int AS total FROM notifications WHERE ${filter}`, params },
     page: {
-      text: `SELECT id, wallet, subject, status, channel, receipt_status, receipt_tx, created_at FROM notifications WHERE ${filter}
+      text: `SELECT id, wallet, subject, status, channel, fallback_channel, receipt_status, receipt_tx, created_at FROM notifications WHERE ${filter}
      ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
       params: [...params, q.limit, (q.page - 1) * q.limit],
     },

@@ -119,7 +119,7 @@ export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
           wallet: row.wallet,
           subject: row.subject,
           status: row.status,
-          delivery_channel: row.channel,
+          delivery_channel: row.fallback_channel ?? row.channel,
           receipt_status: row.receipt_status,
           receipt_tx: row.receipt_tx,
           created_at: row.created_at.toISOString(),
