@@ -57,6 +57,11 @@ describe('POST /v1/preview', () => {
     const res = await preview({ wallet, subject: 'Hi', body: 'x'.repeat(200), category: 'system' });
     assert.equal(res.body.sms.encoding, 'GSM-7');
     assert.equal(res.body.sms.segments, 2);
+    // Twilio takes at most 1,600 characters: a longer SMS is cut, and counted as cut
+    const long = await preview({ wallet, subject: 'Hi', body: 'x'.repeat(2000), category: 'system' });
+    assert.equal(long.body.smsText.length, 1600);
+    assert.ok(long.body.smsText.endsWith('x...'));
+    assert.deepEqual(long.body.sms, { encoding: 'GSM-7', segments: 11, characters: 1600 });
   });
 
   it('validates like a send', async () => {

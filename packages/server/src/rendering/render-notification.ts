@@ -16,7 +16,7 @@ import { cleanSubject, stripControlChars } from './clean-text.js';
 import { renderEmailLayout } from './email-layout.js';
 import { parseMarkdown, renderMarkdownHtml } from './markdown.js';
 import { markdownToPlainText } from './plain-text.js';
-import { countSmsSegments, renderSmsText, type SmsEncoding } from './sms.js';
+import { countSmsSegments, renderSmsText, truncateSmsText, type SmsEncoding } from './sms.js';
 import { renderTelegramText } from './telegram.js';
 
 export type Category = 'defi' | 'governance' | 'system' | 'marketing' | 'security';
@@ -81,7 +81,7 @@ export function lazyRendering(
   const email = once(make.email);
   const telegramText = once(make.telegramText);
   const sms = once(() => {
-    const text = make.smsText();
+    const text = truncateSmsText(make.smsText());
     return { text, ...countSmsSegments(text) };
   });
   return {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { countSmsSegments, renderSmsText } from './sms.js';
+import { countSmsSegments, renderSmsText, SMS_MAX_CHARS, truncateSmsText } from './sms.js';
 
 describe('countSmsSegments', () => {
   it('counts an empty text as no segment', () => {
@@ -86,5 +86,22 @@ describe('renderSmsText', () => {
 
   it('is just the subject when the body is empty', () => {
     assert.equal(renderSmsText('Only subject', '  \n'), 'Only subject');
+  });
+});
+
+describe('truncateSmsText', () => {
+  it('leaves a text of up to 1,600 characters alone', () => {
+    const text = 'a'.repeat(SMS_MAX_CHARS);
+    assert.equal(truncateSmsText(text), text);
+    assert.equal(truncateSmsText('😀'.repeat(SMS_MAX_CHARS)), '😀'.repeat(SMS_MAX_CHARS), 'characters, not UTF-16 units');
+  });
+
+  it('cuts a longer text to 1,600 characters ending in three dots, never inside a surrogate pair', () => {
+    const cut = truncateSmsText('word '.repeat(400));
+    assert.ok(cut.length <= SMS_MAX_CHARS);
+    assert.ok(/\S\.\.\.$/.test(cut), 'no space before the dots');
+    assert.equal(countSmsSegments(cut).encoding, 'GSM-7', 'the cut keeps a GSM-7 text in GSM-7');
+    const emoji = truncateSmsText('😀'.repeat(SMS_MAX_CHARS + 5));
+    assert.equal(emoji, `${'😀'.repeat(SMS_MAX_CHARS - 3)}...`);
   });
 });

@@ -53,6 +53,20 @@ export function countSmsSegments(text: string): SmsSegments {
 // SMS has no layout: quotes lose their markers and rules vanish rather than read as stray symbols.
 const smsDialect: TextDialect = { ...plainTextDialect, blockquote: (inner) => inner, rule: '' };
 
+/** Twilio's Messages API refuses a longer body (error 21617). */
+export const SMS_MAX_CHARS = 1600;
+
+/**
+ * The text cut to SMS_MAX_CHARS characters, ending in `...` when cut (three dots rather than `…`,
+ * which is not in GSM-7 and would double the segments of the whole message); a surrogate pair is
+ * never split.
+ */
+export function truncateSmsText(text: string, limit = SMS_MAX_CHARS): string {
+  if (text.length <= limit) return text;
+  const chars = Array.from(text);
+  return chars.length <= limit ? text : `${chars.slice(0, limit - 3).join('').trimEnd()}...`;
+}
+
 /** "subject: body" as one line of plain text. */
 export function renderSmsText(subject: string, body: Markdown): string {
   const text = markdownToPlainText(body, smsDialect).replace(/\s+/g, ' ').trim();
