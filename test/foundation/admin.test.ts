@@ -146,11 +146,16 @@ describe('admin API', () => {
     assert.equal(after.body.tier_name, 'Scale');
     assert.equal(after.body.name, 'Renamed');
 
-    for (const body of [{}, { tier: 5 }, { tier: 'x' }, { name: '' }]) {
+    for (const body of [{}, { tier: 5 }, { tier: 'x' }, { name: '' }, { bogus: 1 }, { apiKey: 'hrld_live_x' }]) {
       const res = await admin('PATCH', `/v1/admin/protocols/${p.id}`, body);
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.body.code, 'VALIDATION_ERROR');
     }
+    for (const body of [{}, { bogus: 1 }]) {
+      const res = await admin('PATCH', `/v1/admin/protocols/${p.id}`, body);
+      assert.equal(res.body.message, 'body must set at least one of: name, tier, overageEnabled, subscriptionExpiresAt');
+    }
+    assert.equal((await admin('GET', `/v1/admin/protocols/${p.id}`)).body.updatedAt, patched.body.updatedAt, 'a refused change changes nothing');
   });
 
   it('issues extra keys (shown once) and revokes them', async () => {
@@ -198,7 +203,9 @@ describe('admin API', () => {
     const res = await admin('DELETE', `/v1/admin/protocols/${intruder.id}/keys/${key.id}`);
     assert.equal(res.status, 404);
     assert.ok(isErrorBody(res.body));
-    assert.equal((await admin('DELETE', `/v1/admin/protocols/${owner.id}/keys/key_nope`)).status, 404);
+    assert.equal(res.body.code, 'API_KEY_NOT_FOUND');
+    const unknown = await admin('DELETE', `/v1/admin/protocols/${owner.id}/keys/key_nope`);
+    assert.deepEqual([unknown.status, unknown.body.code], [404, 'API_KEY_NOT_FOUND']);
     assert.equal((await call(gw.url, owner.apiKey, 'GET', '/v1/usage')).status, 200);
   });
 });

@@ -110,6 +110,6 @@ export async function createKey(db: Queryable, protocolId: string, environment: 
 
 export async function revokeKey(db: Queryable, protocolId: string, keyId: string) {
   const row = await revokeApiKey(db, protocolId, keyId);
-  if (!row) throw new ApiError('NOT_FOUND', `No key ${keyId} on protocol ${protocolId}`);
+  if (!row) throw new ApiError('API_KEY_NOT_FOUND', `API key ${keyId} not found on protocol ${protocolId}`);
   return keyView(row);
 }

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { listApiKeys, listProtocols } from '../account/protocol-store.js';
 import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
 import { changeProtocol, createKey, createProtocol, getProtocol, keyView, protocolView, revokeKey } from './protocol-admin.js';
 
@@ -30,6 +31,13 @@ const KeyView = Type.Object({
 });
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const ProtocolChange = Type.Object({
+  name: Type.Optional(Name),
+  tier: Type.Optional(Tier),
+  overageEnabled: Type.Optional(Type.Boolean()),
+  subscriptionExpiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+});
+const CHANGEABLE = ['name', 'tier', 'overageEnabled', 'subscriptionExpiresAt'] as const;
 const admin = { access: 'admin' as const };
 const tags = ['admin'];
 
@@ -90,19 +98,15 @@ export function adminRoutes(app: FastifyInstance, deps: Deps): void {
         tags,
         summary: 'Change name, tier, overage or subscription expiry',
         params: IdParams,
-        body: Type.Object(
-          {
-            name: Type.Optional(Name),
-            tier: Type.Optional(Tier),
-            overageEnabled: Type.Optional(Type.Boolean()),
-            subscriptionExpiresAt: Type.Optional(Type.String({ format: 'date-time' })),
-          },
-          { minProperties: 1 },
-        ),
+        body: ProtocolChange,
         response: { 200: ProtocolView, ...errorResponses(400, 401, 404) },
       },
     },
     async (request) => {
+      // Unknown fields are dropped before this runs: a body of nothing else changes nothing, so it is refused like {}.
+      if (!CHANGEABLE.some((field) => request.body[field] !== undefined)) {
+        throw new ApiError('VALIDATION_ERROR', `body must set at least one of: ${CHANGEABLE.join(', ')}`);
+      }
       const row = await changeProtocol(deps.db, request.params.id, request.body);
       deps.authenticator.invalidate();
       return protocolView(row);
