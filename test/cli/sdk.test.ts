@@ -36,6 +36,17 @@ describe('SDK against a live gateway', () => {
     assert.deepEqual(sortedKeys(health.channels), ['email', 'sms', 'telegram']);
   });
 
+  it('health.check does not send the API key it does not need', async () => {
+    const authorization: (string | undefined)[] = [];
+    const recording: FetchLike = (url, init) => {
+      authorization.push((init.headers as Record<string, string>).authorization);
+      return fetch(url, init);
+    };
+    const health = await new Herald({ apiKey: acme.apiKey, baseUrl: gw.url, fetch: recording }).health.check();
+    assert.equal(health.status, 'ok');
+    assert.deepEqual(authorization, [undefined]);
+  });
+
   it('account.getProtocol and getUsage return the contract fields exactly', async () => {
     const protocol = await herald.account.getProtocol();
     assert.deepEqual(sortedKeys(protocol), ['id', 'name', 'sends_this_period', 'subscription_expires_at', 'tier', 'tier_name']);

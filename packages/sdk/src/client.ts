@@ -49,6 +49,7 @@ export type {
   PreviewParams,
   Priority,
   ReceiptStatus,
+  SendOptions,
   Submission,
   SubmissionStatus,
   WaitForDeliveryOptions,

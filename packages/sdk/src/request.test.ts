@@ -4,7 +4,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { HeraldApiError, HeraldNetworkError } from './errors.js';
-import { RequestCore, type CoreOptions } from './request.js';
+import { RequestCore, type CoreOptions, type RequestOptions } from './request.js';
+import { Broadcasts, type BroadcastParams } from './resources/broadcasts.js';
+import { Notifications } from './resources/notifications.js';
+import { Schedules, type OneTimeScheduleParams } from './resources/schedules.js';
 import { SDK_VERSION } from './version.js';
 
 interface Seen {
@@ -136,17 +139,45 @@ describe('RequestCore', () => {
     assert.equal(server.seen.length, 1);
   });
 
-  it('reuses the same Idempotency-Key on every retry of one call', async () => {
-    server.reset(errorJson(502, 'HTTP_502', 'bad gateway'), errorJson(503, 'X', 'down'), json(202, { id: 'n1' }));
-    const result = await core().request({ method: 'POST', path: '/v1/notify', body: { a: 1 } }, { idempotencyKey: 'order-42' });
-    assert.deepEqual(result, { id: 'n1' });
+  it('does not retry a POST on 503 for options.idempotencyKey: the gateway reads no such header', async () => {
+    server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(202, {}));
+    // A JavaScript caller (or a cast) can still pass the key every method took before.
+    const options = { idempotencyKey: 'bcast-7' } as RequestOptions;
+    const error: any = await core().request({ method: 'POST', path: '/v1/broadcast', body: {} }, options).catch((e: any) => e);
+    assert.equal(error.statusCode, 503);
+    assert.equal(server.seen.length, 1);
+    assert.equal(server.seen[0].headers['idempotency-key'], undefined);
+  });
+
+  it('does not retry broadcasts.send, schedules.once or a keyless sendBulk given options.idempotencyKey', async () => {
+    const options = { idempotencyKey: 'k' } as RequestOptions;
+    const client = core();
+    const calls = [
+      () => new Broadcasts(client).send({ subject: 's', body: 'b', category: 'marketing' } as BroadcastParams, options),
+      () => new Schedules(client).once({ sendAt: '2030-01-01T00:00:00Z' } as OneTimeScheduleParams, options),
+      () => new Notifications(client).sendBulk([{ wallet: 'w', subject: 's', body: 'b', category: 'system' }], options),
+    ];
+    for (const call of calls) {
+      server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(202, {}));
+      const error: any = await call().catch((e: any) => e);
+      assert.equal(error.statusCode, 503);
+      assert.equal(server.seen.length, 1, server.seen[0].url);
+    }
+  });
+
+  it('retries notifications.send with a key after a 503, with the same body key on every attempt', async () => {
+    server.reset(errorJson(502, 'HTTP_502', 'bad gateway'), errorJson(503, 'X', 'down'), json(202, { notificationId: 'n1' }));
+    const message = { wallet: 'w', subject: 's', body: 'b', category: 'system' as const };
+    const result = await new Notifications(core()).send(message, { idempotencyKey: 'order-42' });
+    assert.deepEqual(result, { notificationId: 'n1' });
+    assert.equal(server.seen.length, 3);
     assert.deepEqual(
-      server.seen.map((s) => s.headers['idempotency-key']),
+      server.seen.map((s) => JSON.parse(s.body).idempotencyKey),
       ['order-42', 'order-42', 'order-42'],
     );
     assert.deepEqual(
-      server.seen.map((s) => s.body),
-      Array(3).fill('{"a":1}'),
+      server.seen.map((s) => s.headers['idempotency-key']),
+      [undefined, undefined, undefined],
     );
   });
 

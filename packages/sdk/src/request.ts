@@ -34,8 +34,6 @@ export interface CoreOptions {
 export interface RequestOptions {
   timeoutMs?: number;
   maxRetries?: number;
-  /** Sent as `Idempotency-Key`, the same on every retry of this call. */
-  idempotencyKey?: string;
   /** Cancels the call, including any wait between retries; the signal's reason is thrown. */
   signal?: AbortSignal;
 }
@@ -47,7 +45,10 @@ export interface ApiCall {
   path: string;
   query?: Record<string, QueryValue>;
   body?: unknown;
-  /** Repeating the call is harmless (its body carries idempotency keys), so it may be retried like a GET. */
+  /**
+   * Repeating the call is harmless (its body carries idempotency keys the gateway deduplicates on),
+   * so it may be retried like a GET. The only thing that makes a POST or PATCH repeatable.
+   */
   retrySafe?: boolean;
   /** A public route: no Authorization header, so the API key is not sent where it is not needed. */
   anonymous?: boolean;
@@ -132,7 +133,7 @@ export class RequestCore {
     const url = this.urlFor(call);
     const init: RequestInit = {
       method: call.method,
-      headers: this.headersFor(call, options),
+      headers: this.headersFor(call),
       body: call.body === undefined ? undefined : JSON.stringify(call.body),
     };
     for (let retry = 0; ; retry++) {
@@ -149,8 +150,7 @@ export class RequestCore {
         error = thrown;
         outcome = { network: thrown.kind };
       }
-      const repeatable = Boolean(options.idempotencyKey) || Boolean(call.retrySafe);
-      if (retry >= maxRetries || !isRetryable(outcome, call.method, repeatable)) throw error;
+      if (retry >= maxRetries || !isRetryable(outcome, call.method, Boolean(call.retrySafe))) throw error;
       const delay = retryDelay(retry, retryAfterMs, this.random);
       if (delay === undefined) throw error;
       await this.sleep(delay, options.signal);
@@ -166,11 +166,10 @@ export class RequestCore {
     return `${this.baseUrl}${call.path}${search ? `?${search}` : ''}`;
   }
 
-  private headersFor(call: ApiCall, options: RequestOptions): Record<string, string> {
+  private headersFor(call: ApiCall): Record<string, string> {
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent };
     if (this.token && !call.anonymous) headers.authorization = `Bearer ${this.token}`;
     if (call.body !== undefined) headers['content-type'] = 'application/json';
-    if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
     return headers;
   }
 

@@ -15,10 +15,10 @@ export type AttemptOutcome = { status: number } | { network: NetworkErrorKind };
  * Whether an outcome is worth another attempt. A 429 and a refused connection or failed DNS look-up
  * never reached a handler, so any call may repeat them. A 5xx, a timeout or a reset connection may
  * have done the work already: those repeat only when repeating is harmless (an idempotent method,
- * or an idempotency key that lets the gateway recognise the repeat).
+ * or a body whose idempotency keys let the gateway recognise the repeat).
  */
-export function isRetryable(outcome: AttemptOutcome, method: string, hasIdempotencyKey: boolean): boolean {
-  const safe = hasIdempotencyKey || IDEMPOTENT_METHODS.has(method.toUpperCase());
+export function isRetryable(outcome: AttemptOutcome, method: string, retrySafe: boolean): boolean {
+  const safe = retrySafe || IDEMPOTENT_METHODS.has(method.toUpperCase());
   if ('status' in outcome) {
     if (outcome.status === 429) return true;
     return outcome.status >= 500 && safe;

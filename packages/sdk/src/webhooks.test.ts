@@ -84,6 +84,38 @@ describe('verifyWebhookSignature', () => {
     assert.throws(() => verifyWebhookSignature(body, signWebhookPayload(body, secret, t), ''), TypeError);
   });
 
+  it('throws a TypeError for a tolerance that is not a finite, non-negative number', () => {
+    const header = signWebhookPayload(body, secret, t);
+    for (const toleranceSeconds of [NaN, Infinity, -Infinity, -1, '300' as unknown as number]) {
+      assert.throws(() => verifyWebhookSignature(body, header, secret, { now: now + 3_600_000, toleranceSeconds }), TypeError, String(toleranceSeconds));
+    }
+    assert.equal(verifyWebhookSignature(body, header, secret, { now, toleranceSeconds: 0 }), true);
+    assert.equal(verifyWebhookSignature(body, header, secret, { now: now + 1000, toleranceSeconds: 0 }), false);
+  });
+
+  it('signs the timestamp exactly as written in the header', () => {
+    const written = `0${t}`;
+    assert.equal(verifyWebhookSignature(body, `t=${written},v1=${hex(`${written}.${body}`)}`, secret, { now }), true);
+    assert.equal(verifyWebhookSignature(body, `t=${written},v1=${hex(`${t}.${body}`)}`, secret, { now }), false);
+  });
+
+  it('returns false for a body that is neither a string nor bytes', () => {
+    const header = signWebhookPayload(body, secret, t);
+    for (const parsed of [JSON.parse(body), undefined, null, 42, [body]]) {
+      assert.equal(verifyWebhookSignature(parsed as string, header, secret, { now }), false);
+    }
+  });
+
+  it('says what it needs where node:crypto cannot be had', () => {
+    const original = process.getBuiltinModule;
+    try {
+      (process as { getBuiltinModule?: unknown }).getBuiltinModule = undefined;
+      assert.throws(() => verifyWebhookSignature(body, signWebhookPayload(body, secret, t), secret), /node:crypto/);
+    } finally {
+      process.getBuiltinModule = original;
+    }
+  });
+
   it("agrees with stripe's constructEvent in both directions", () => {
     const stripe = new Stripe('sk_test_unused');
     const ours = signWebhookPayload(body, secret, t);

@@ -1,8 +1,10 @@
 /**
- * Verifying Herald's webhook requests. Standalone: it needs only `node:crypto` (Node 20+, Bun,
- * Deno, or Workers with node compatibility), so a receiver can import it without the client.
+ * Verifying Herald's webhook requests. Standalone, so a receiver can import it without the client.
+ * It needs `node:crypto`, obtained when a function runs (not imported), so that the main entry,
+ * which re-exports these helpers, still loads where there is none (a browser, a Worker without
+ * node compatibility).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import type * as NodeCrypto from 'node:crypto';
 
 export interface VerifyOptions {
   /** Largest accepted distance, in seconds, between the signed timestamp and now (either way). Default 300. */
@@ -16,10 +18,13 @@ export const SIGNATURE_HEADER = 'x-service-signature';
 
 /**
  * Checks the `x-service-signature` header of a webhook request: `t=<unix seconds>,v1=<hex>`, where
- * the hex is HMAC-SHA256 of `<t>.<raw body>` keyed with the endpoint secret (the whole `whsec_…`
- * string as UTF-8). Returns true only when a `v1` entry matches (several are allowed, e.g. during
- * a secret rotation) and `t` is within `toleranceSeconds` of now; false for anything else,
- * including a missing or malformed header. Never throws for bad input: answer 401 on false.
+ * the hex is HMAC-SHA256 of `<t>.<raw body>` (`t` exactly as written in the header) keyed with the
+ * endpoint secret (the whole `whsec_…` string as UTF-8). Returns true only when a `v1` entry
+ * matches (several are allowed, e.g. during a secret rotation) and `t` is within
+ * `toleranceSeconds` of now; false for anything else, including a missing or malformed header or
+ * a body that is neither a string nor bytes. Never throws for bad input: answer 401 on false.
+ * Throws a TypeError only for programming errors: an empty secret, or a `toleranceSeconds` that is
+ * not a finite number ≥ 0.
  *
  * Pass the body exactly as received (the raw bytes or string), never re-serialized JSON.
  */
@@ -30,15 +35,22 @@ export function verifyWebhookSignature(
   { toleranceSeconds = 300, now }: VerifyOptions = {},
 ): boolean {
   if (typeof secret !== 'string' || secret === '') throw new TypeError('verifyWebhookSignature needs the endpoint secret');
+  // NaN or a negative number would otherwise let the comparison below accept any age.
+  if (typeof toleranceSeconds !== 'number' || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
+    throw new TypeError('verifyWebhookSignature: toleranceSeconds must be a finite number ≥ 0');
+  }
+  const { timingSafeEqual } = nodeCrypto();
+  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) return false;
   const parsed = parseSignatureHeader(header);
   if (!parsed) return false;
   const nowSeconds = Math.floor((now === undefined ? Date.now() : typeof now === 'number' ? now : now.getTime()) / 1000);
-  if (Math.abs(nowSeconds - parsed.timestamp) > toleranceSeconds) return false;
-  const expected = Buffer.from(signatureHex(rawBody, secret, parsed.timestamp), 'utf8');
+  if (Math.abs(nowSeconds - Number(parsed.timestamp)) > toleranceSeconds) return false;
+  const encoder = new TextEncoder();
+  const expected = encoder.encode(signatureHex(rawBody, secret, parsed.timestamp));
   let matched = false;
   // Every candidate is compared, in constant time, so timing tells nothing about which one matched.
   for (const candidate of parsed.signatures) {
-    const given = Buffer.from(candidate, 'utf8');
+    const given = encoder.encode(candidate);
     if (given.length === expected.length && timingSafeEqual(given, expected)) matched = true;
   }
   return matched;
@@ -49,21 +61,22 @@ export function verifyWebhookSignature(
  * receiver without a running gateway.
  */
 export function signWebhookPayload(rawBody: string | Uint8Array, secret: string, timestamp: number = Math.floor(Date.now() / 1000)): string {
-  return `t=${timestamp},v1=${signatureHex(rawBody, secret, timestamp)}`;
+  return `t=${timestamp},v1=${signatureHex(rawBody, secret, String(timestamp))}`;
 }
 
-function signatureHex(rawBody: string | Uint8Array, secret: string, timestamp: number): string {
-  const hmac = createHmac('sha256', secret).update(`${timestamp}.`, 'utf8');
+/** `timestamp` is the header's text, as written: the contract signs that, not the number it denotes. */
+function signatureHex(rawBody: string | Uint8Array, secret: string, timestamp: string): string {
+  const hmac = nodeCrypto().createHmac('sha256', secret).update(`${timestamp}.`, 'utf8');
   // Bytes are signed as they are: decoding them first could alter a body that is not valid UTF-8.
   if (typeof rawBody === 'string') hmac.update(rawBody, 'utf8');
   else hmac.update(rawBody);
   return hmac.digest('hex');
 }
 
-/** `t` (exactly one, whole seconds) and every `v1` entry; other schemes are ignored. */
-function parseSignatureHeader(header: string | null | undefined): { timestamp: number; signatures: string[] } | null {
+/** `t` (exactly one, whole seconds, kept as written) and every `v1` entry; other schemes are ignored. */
+function parseSignatureHeader(header: string | null | undefined): { timestamp: string; signatures: string[] } | null {
   if (typeof header !== 'string' || header.length > 4096) return null;
-  let timestamp: number | undefined;
+  let timestamp: string | undefined;
   const signatures: string[] = [];
   for (const part of header.split(',')) {
     const separator = part.indexOf('=');
@@ -72,10 +85,22 @@ function parseSignatureHeader(header: string | null | undefined): { timestamp: n
     const value = part.slice(separator + 1).trim();
     if (key === 't') {
       if (timestamp !== undefined || !/^\d{1,12}$/.test(value)) return null;
-      timestamp = Number(value);
+      timestamp = value;
     } else if (key === 'v1' && /^[0-9a-f]{64}$/.test(value)) {
       signatures.push(value);
     }
   }
   return timestamp === undefined || signatures.length === 0 ? null : { timestamp, signatures };
+}
+
+/**
+ * `node:crypto`, looked up at call time through `process.getBuiltinModule` (Node ≥ 20.16, Bun,
+ * Deno, Workers with node compatibility) so that no module of the SDK imports it statically.
+ */
+function nodeCrypto(): typeof NodeCrypto {
+  const crypto = globalThis.process?.getBuiltinModule?.('node:crypto');
+  if (!crypto) {
+    throw new Error('Webhook signatures need node:crypto through process.getBuiltinModule (Node ≥ 20.16, Bun, Deno or Workers with nodejs_compat)');
+  }
+  return crypto;
 }

@@ -146,6 +146,12 @@ export interface WaitForDeliveryOptions {
   signal?: AbortSignal;
 }
 
+/** `notifications.send`'s per-call options: the common ones plus the idempotency key. */
+export interface SendOptions extends RequestOptions {
+  /** The same as `params.idempotencyKey` (give one or the other): it goes in the body. */
+  idempotencyKey?: string;
+}
+
 /** Statuses a notification never leaves. */
 export const FINAL_STATUSES: ReadonlySet<NotificationStatus> = new Set(['delivered', 'bounced', 'failed', 'opted_out']);
 
@@ -159,13 +165,14 @@ export class Notifications {
    * the gateway answers a repeat with `duplicate` and the first notification's id.
    * @example const { notificationId, status } = await herald.notifications.send({ wallet, subject: 'Hi', body: 'Hello', category: 'system', idempotencyKey: 'order-42' });
    */
-  send(params: NotificationParams, options: RequestOptions = {}): Promise<Submission> {
-    const key = params.idempotencyKey ?? options.idempotencyKey;
-    if (params.idempotencyKey && options.idempotencyKey && params.idempotencyKey !== options.idempotencyKey) {
+  send(params: NotificationParams, options: SendOptions = {}): Promise<Submission> {
+    const { idempotencyKey: optionKey, ...requestOptions } = options;
+    const key = params.idempotencyKey ?? optionKey;
+    if (params.idempotencyKey && optionKey && params.idempotencyKey !== optionKey) {
       throw new TypeError('send: params.idempotencyKey and options.idempotencyKey differ; give one');
     }
     const body = key ? { ...params, idempotencyKey: key } : params;
-    return this.core.request({ method: 'POST', path: '/v1/notify', body }, { ...options, idempotencyKey: key });
+    return this.core.request({ method: 'POST', path: '/v1/notify', body, retrySafe: Boolean(key) }, requestOptions);
   }
 
   /**
