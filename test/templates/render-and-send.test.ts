@@ -108,6 +108,15 @@ describe('sending with a template', () => {
     assert.equal(partial.status, 200);
     assert.equal(partial.body.smsText, 'Alert for Ana: Hi Ana, your SOL position needs attention: https://app.example.com/positions?id={{positionId}}');
 
+    // thousands of placeholders are filled in one pass (one render each, not one per placeholder)
+    const many = Array.from({ length: 3000 }, (_, i) => `{{v${i}}}`).join(' ');
+    const wide = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Wide', category: 'defi', subjectTemplate: 'Wide {{v0}}', htmlSource: `<p>${many}</p>`, textSource: many });
+    assert.equal(wide.status, 201, JSON.stringify(wide.body));
+    const widePreview = await preview({ templateId: wide.body.templateId, templateVariables: { v1: 'one' } });
+    assert.equal(widePreview.status, 200);
+    assert.equal(widePreview.body.subject, 'Wide {{v0}}');
+    assert.ok(widePreview.body.smsText.includes('{{v0}} one {{v2}}') && widePreview.body.smsText.length > 100);
+
     // a placeholder under a given value that is not an object cannot be shown: refused as a send refuses it
     const nested = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Nested', category: 'defi', subjectTemplate: 'Hi {{user.name}}', htmlSource: '<p>{{user.name}}</p>', textSource: '{{user.name}}' });
     assert.equal((await preview({ templateId: nested.body.templateId })).body.subject, 'Hi {{user.name}}');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileTemplate, findTemplateProblem, MissingVariableError, TemplateRenderError } from './compile-template.js';
+import { compileTemplate, findTemplateProblem, MissingVariableError, placeholderPaths, TemplateRenderError } from './compile-template.js';
 
 const sources = (html: string, text = 'text', subject = 'subject') => ({ subjectTemplate: subject, htmlSource: html, textSource: text });
 
@@ -83,5 +83,16 @@ describe('compileTemplate', () => {
     const first = compileTemplate(sources('{{a}}'), 'tmpl_cache@1');
     assert.equal(compileTemplate(sources('ignored'), 'tmpl_cache@1'), first);
     assert.equal(first.render({ a: 1 }).html, '1');
+  });
+});
+
+describe('placeholderPaths', () => {
+  it('names every variable path once, without helpers, @data or parent paths', () => {
+    const paths = placeholderPaths({
+      subjectTemplate: 'Hi {{name}}',
+      htmlSource: '{{#each items}}{{@index}} {{title}} {{../name}}{{/each}}{{#if user.vip}}{{user.name}}{{/if}}',
+      textSource: '{{name}} {{lookup items 0}}',
+    });
+    assert.deepEqual(paths.sort(), ['items', 'name', 'title', 'user.name', 'user.vip']);
   });
 });

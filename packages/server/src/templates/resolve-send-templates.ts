@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
-import { compileTemplate, MissingVariableError, TemplateRenderError } from './compile-template.js';
+import { compileTemplate, MissingVariableError, placeholderPaths, TemplateRenderError } from './compile-template.js';
 import { requireTemplateTier } from './manage-templates.js';
 import type { TemplateVersion } from './render-templated-notification.js';
 import { currentVersionsWithSources } from './template-store.js';
@@ -64,6 +64,10 @@ export async function findTemplates(db: Queryable, protocol: { id: string; tier:
  */
 export function previewVariables(template: TemplateVersion, given: Record<string, unknown> = {}): Record<string, unknown> {
   const variables = structuredClone(given);
+  // Every placeholder the sources name, filled at once: a template of thousands of placeholders
+  // costs one render, not one per placeholder. What is left (a placeholder inside {{#each}} over
+  // given items, say) is found by rendering, a few times at most.
+  for (const path of placeholderPaths(template)) fill(variables, path);
   const compiled = compileTemplate(template, `${template.templateId}@${template.version}`);
   const filled = new Set<string>();
   for (;;) {
@@ -71,7 +75,7 @@ export function previewVariables(template: TemplateVersion, given: Record<string
       compiled.render(variables);
       return variables;
     } catch (error) {
-      if (!(error instanceof MissingVariableError) || filled.has(error.variable) || !fill(variables, error.variable)) {
+      if (!(error instanceof MissingVariableError) || filled.has(error.variable) || filled.size >= MAX_RENDERS || !fill(variables, error.variable)) {
         checkTemplateVariables(template, variables, 'templateVariables');
         throw error;
       }
@@ -80,15 +84,25 @@ export function previewVariables(template: TemplateVersion, given: Record<string
   }
 }
 
-/** Sets `a.b.c` to "{{a.b.c}}", creating the objects on the way; false when a value in the way is not an object. */
+/** Renders a preview may take to find placeholders placeholderPaths could not fill. */
+const MAX_RENDERS = 20;
+
+/**
+ * Sets `a.b.c` to "{{a.b.c}}" unless it has a value, creating the objects on the way; false when
+ * a value in the way is not an object, or a name is one no template may reach (`__proto__`).
+ */
 function fill(variables: Record<string, unknown>, path: string): boolean {
   const names = path.split('.');
+  if (names.some((name) => UNREACHABLE.has(name))) return false;
   let at = variables;
   for (const name of names.slice(0, -1)) {
     const next = Object.hasOwn(at, name) ? at[name] : (at[name] = {});
     if (typeof next !== 'object' || next === null || Array.isArray(next)) return false;
     at = next as Record<string, unknown>;
   }
-  at[names[names.length - 1]] = `{{${path}}}`;
+  const last = names[names.length - 1];
+  if (!Object.hasOwn(at, last)) at[last] = `{{${path}}}`;
   return true;
 }
+
+const UNREACHABLE = new Set(['__proto__', 'constructor', 'prototype']);
