@@ -54,6 +54,13 @@ describe('error model', () => {
     }
   });
 
+  it('answers a path with a segment over the router limit with 404, whatever the method', async () => {
+    const res = await call(gw.url, acme.apiKey, 'PUT', `/v1/notifications/${'a'.repeat(5000)}`, {});
+    assert.equal(res.status, 404);
+    assert.equal(res.body.code, 'NOT_FOUND');
+    assert.equal(res.headers.get('allow'), null);
+  });
+
   it('answers malformed JSON with 400 VALIDATION_ERROR', async () => {
     const res = await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', '{"name": "x",');
     assert.equal(res.status, 400);

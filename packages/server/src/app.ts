@@ -7,7 +7,7 @@ import { mcpRoutes } from './mcp/routes.js';
 import { registerOpenApi } from './openapi/register-openapi.js';
 import { openApiRoutes } from './openapi/routes.js';
 import { identityRoutes } from './identities/routes.js';
-import { installErrorHandler } from './http/error-handler.js';
+import { installErrorHandler, MAX_PARAM_LENGTH } from './http/error-handler.js';
 import { installGuard, notFoundGuard } from './http/guard.js';
 import { unroutedAnswers } from './http/framework-errors.js';
 import { parseJsonBody } from './http/parse-json-body.js';
@@ -61,7 +61,7 @@ export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<F
     // 503 for this case has no `code`, breaking the one error shape.
     return503OnClosing: false,
     // Engagement links carry signed tokens in the path.
-    routerOptions: { maxParamLength: 4096 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // URLs the router refuses and requests Node's parser refuses get the one error shape too.
     frameworkErrors: unrouted.frameworkErrors,
     clientErrorHandler: unrouted.clientErrorHandler,

@@ -4,6 +4,9 @@ import { isDatabaseUnavailable, isUnstorableText } from '../db/connection.js';
 import { ApiError, codeForStatus, errorBody } from './errors.js';
 import { describeValidationError } from './validation.js';
 
+/** The longest path parameter the router takes (engagement links carry signed tokens in the path). */
+export const MAX_PARAM_LENGTH = 4096;
+
 const FRAMEWORK_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'Request body is too large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Content-Type; send application/json',
@@ -51,7 +54,10 @@ export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundH
   app.setNotFoundHandler(notFoundHooks, (request, reply) => {
     const path = request.url.split('?')[0];
     // A path that exists with other methods: 405 and the methods it has, as RFC 9110 asks.
-    const allowed = ROUTE_METHODS.filter((method) => method !== request.method && app.findRoute({ method, url: path }));
+    // A segment over the router's parameter limit matches nothing: the router's answer for it is
+    // its own error handler, which findRoute would report as a route.
+    const overlong = path.split('/').some((segment) => segment.length > MAX_PARAM_LENGTH);
+    const allowed = overlong ? [] : ROUTE_METHODS.filter((method) => method !== request.method && app.findRoute({ method, url: path }));
     if (allowed.length > 0) {
       reply.header('allow', allowed.join(', '));
       return reply.code(405).send(errorBody(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; it answers ${allowed.join(', ')}`));

@@ -15,6 +15,7 @@ type ErrorAnswer = readonly [status: number, code: string, message: string];
  * limit they count against.
  */
 export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequestId: (given: unknown) => string) {
+  const answering = new WeakSet<Socket>();
   const limitIp = (ip: string | undefined) => deps.limiter.check(`ip:${ip ?? 'unknown'}`, deps.config.ipRateLimit);
 
   /**
@@ -48,8 +49,10 @@ export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequ
    * received within the timeouts. Answered in the one error shape, then the connection is closed.
    */
   function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
-    // A reset connection has nobody left to answer.
-    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    // A reset connection has nobody left to answer; one being answered is not answered again (the
+    // parser reports an error for every chunk that arrives while the limiter is asked).
+    if (error.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return;
+    answering.add(socket);
     const [status, code, message]: ErrorAnswer =
       error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'REQUEST_TIMEOUT', 'The request was not received in time']
