@@ -93,7 +93,7 @@ describe('truncateSmsText', () => {
   it('leaves a text of up to 1,600 characters alone', () => {
     const text = 'a'.repeat(SMS_MAX_CHARS);
     assert.equal(truncateSmsText(text), text);
-    assert.equal(truncateSmsText('😀'.repeat(SMS_MAX_CHARS)), '😀'.repeat(SMS_MAX_CHARS), 'characters, not UTF-16 units');
+    assert.equal(truncateSmsText('€'.repeat(SMS_MAX_CHARS / 2)), '€'.repeat(SMS_MAX_CHARS / 2), 'an extension character is two septets');
   });
 
   it('cuts a longer text to 1,600 characters ending in three dots, never inside a surrogate pair', () => {
@@ -101,7 +101,12 @@ describe('truncateSmsText', () => {
     assert.ok(cut.length <= SMS_MAX_CHARS);
     assert.ok(/\S\.\.\.$/.test(cut), 'no space before the dots');
     assert.equal(countSmsSegments(cut).encoding, 'GSM-7', 'the cut keeps a GSM-7 text in GSM-7');
-    const emoji = truncateSmsText('😀'.repeat(SMS_MAX_CHARS + 5));
-    assert.equal(emoji, `${'😀'.repeat(SMS_MAX_CHARS - 3)}...`);
+    // counted as the encoding counts them: an emoji is two UCS-2 units, an extension character two septets
+    const emoji = truncateSmsText('😀'.repeat(SMS_MAX_CHARS));
+    assert.equal(emoji, `${'😀'.repeat((SMS_MAX_CHARS - 4) / 2)}...`);
+    assert.ok(countSmsSegments(emoji).characters <= SMS_MAX_CHARS);
+    const euros = truncateSmsText('€'.repeat(SMS_MAX_CHARS));
+    assert.equal(euros, `${'€'.repeat((SMS_MAX_CHARS - 4) / 2)}...`);
+    assert.equal(countSmsSegments(euros).characters, SMS_MAX_CHARS - 1);
   });
 });

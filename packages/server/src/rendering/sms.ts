@@ -31,9 +31,7 @@ const SEGMENT_SIZE: Record<SmsEncoding, { single: number; multi: number }> = {
  */
 export function countSmsSegments(text: string): SmsSegments {
   const chars = Array.from(text);
-  const gsm = chars.every((char) => GSM_BASIC.has(char) || GSM_EXTENSION.has(char));
-  const encoding: SmsEncoding = gsm ? 'GSM-7' : 'UCS-2';
-  const units = chars.map((char) => (gsm ? (GSM_EXTENSION.has(char) ? 2 : 1) : char.length));
+  const { encoding, units } = smsUnits(chars);
   const characters = units.reduce((sum, unit) => sum + unit, 0);
   const size = SEGMENT_SIZE[encoding];
   if (characters === 0) return { encoding, segments: 0, characters };
@@ -50,6 +48,12 @@ export function countSmsSegments(text: string): SmsSegments {
   return { encoding, segments, characters };
 }
 
+/** The encoding the characters need, and what each costs in it: septets for GSM-7, UTF-16 code units for UCS-2. */
+function smsUnits(chars: string[]): { encoding: SmsEncoding; units: number[] } {
+  const gsm = chars.every((char) => GSM_BASIC.has(char) || GSM_EXTENSION.has(char));
+  return { encoding: gsm ? 'GSM-7' : 'UCS-2', units: chars.map((char) => (gsm ? (GSM_EXTENSION.has(char) ? 2 : 1) : char.length)) };
+}
+
 // SMS has no layout: quotes lose their markers and rules vanish rather than read as stray symbols.
 const smsDialect: TextDialect = { ...plainTextDialect, blockquote: (inner) => inner, rule: '' };
 
@@ -57,14 +61,19 @@ const smsDialect: TextDialect = { ...plainTextDialect, blockquote: (inner) => in
 export const SMS_MAX_CHARS = 1600;
 
 /**
- * The text cut to SMS_MAX_CHARS characters, ending in `...` when cut (three dots rather than `…`,
- * which is not in GSM-7 and would double the segments of the whole message); a surrogate pair is
- * never split.
+ * The text cut to SMS_MAX_CHARS characters as the message's encoding counts them (an extension
+ * character is two GSM-7 septets, an emoji two UCS-2 units), ending in `...` when cut (three dots
+ * rather than `…`, which is not in GSM-7 and would double the segments of the whole message); a
+ * surrogate pair or an escape pair is never split.
  */
 export function truncateSmsText(text: string, limit = SMS_MAX_CHARS): string {
-  if (text.length <= limit) return text;
   const chars = Array.from(text);
-  return chars.length <= limit ? text : `${chars.slice(0, limit - 3).join('').trimEnd()}...`;
+  const { units } = smsUnits(chars);
+  let total = units.reduce((sum, unit) => sum + unit, 0);
+  if (total <= limit) return text;
+  let end = chars.length;
+  while (end > 0 && total > limit - 3) total -= units[--end];
+  return `${chars.slice(0, end).join('').trimEnd()}...`;
 }
 
 /** "subject: body" as one line of plain text. */
