@@ -127,6 +127,10 @@ describe('schedules API', () => {
       ['scheduledFor as a date only', (b) => ({ ...b, scheduledFor: '2026-06-01' }), /^scheduledFor must be an ISO 8601 date-time/],
       ['scheduledFor on 30 February', (b) => ({ ...b, scheduledFor: '2026-02-30T09:00:00Z' }), /^scheduledFor must be an ISO 8601 date-time/],
       ['scheduledFor at 24:00', (b) => ({ ...b, scheduledFor: '2026-06-01T24:00:00Z' }), /^scheduledFor must be an ISO 8601 date-time/],
+      ['scheduledFor with a 99-hour offset', (b) => ({ ...b, scheduledFor: '2026-06-01T09:00:00+99:00' }), /^scheduledFor must be an ISO 8601 date-time/],
+      ['scheduledFor with a 75-minute offset', (b) => ({ ...b, scheduledFor: '2026-06-01T09:00:00+05:75' }), /^scheduledFor must be an ISO 8601 date-time/],
+      ['scheduledFor past year 9999', (b) => ({ ...b, scheduledFor: '9999-12-31T23:00:00-05:00' }), /^scheduledFor must be before 9999-12-31T00:00:00Z/],
+      ['scheduledFor past year 9999 in its zone', (b) => ({ ...b, scheduledFor: '9999-12-31T23:00:00', timezone: 'America/New_York' }), /^scheduledFor must be before 9999-12-31/],
       [
         'scheduledFor in the past',
         (b) => ({ ...b, scheduledFor: '2025-12-31T23:59:59Z' }),

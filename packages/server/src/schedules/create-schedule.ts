@@ -62,6 +62,8 @@ function rowFor(deps: Deps, sender: Sender, input: NotifyInput, zone: string): O
   };
 }
 
+const LAST_INSTANT = Date.UTC(9999, 11, 31);
+
 /**
  * POST /v1/schedule: one send at the wall-clock `scheduledFor` in `timezone`. Without a timezone,
  * `scheduledFor` means the instant it writes (its offset applies; none or `Z` is UTC).
@@ -74,6 +76,10 @@ export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: O
   }
   const local = input.timezone === undefined ? written - (writtenOffset(input.scheduledFor) ?? 0) : written;
   const runAt = instantOfWallClock(local, zone);
+  // Past year 9999 neither the instant nor its wall clock can be stored or written in ISO 8601.
+  if (Math.max(runAt.getTime(), local) >= LAST_INSTANT) {
+    throw new ApiError('VALIDATION_ERROR', `scheduledFor must be before 9999-12-31T00:00:00Z, got "${input.scheduledFor}"`);
+  }
   const now = deps.now();
   if (runAt <= now) {
     throw new ApiError('VALIDATION_ERROR', `scheduledFor must be in the future: ${input.scheduledFor} in ${zone} is ${formatInstant(runAt)}, now is ${formatInstant(now)}`);

@@ -133,6 +133,8 @@ export function parseWallClock(text: string): number | undefined {
   const match = WALL_CLOCK.exec(text);
   if (!match) return undefined;
   const [year, month, day, hour, minute, second = 0] = match.slice(1, 7).map((part) => Number(part ?? 0));
+  const offset = /^[+-](\d{2}):?(\d{2})?$/.exec(match[8] ?? '');
+  if (offset && (Number(offset[1]) > 23 || Number(offset[2] ?? 0) > 59)) return undefined;
   const millisecond = match[7] ? Number(match[7].slice(0, 3).padEnd(3, '0')) : 0;
   if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return undefined;
   const local = Date.UTC(year, month - 1, day, hour, minute, second, millisecond);
