@@ -206,6 +206,8 @@ describe('admin API', () => {
     assert.equal(res.body.code, 'API_KEY_NOT_FOUND');
     const unknown = await admin('DELETE', `/v1/admin/protocols/${owner.id}/keys/key_nope`);
     assert.deepEqual([unknown.status, unknown.body.code], [404, 'API_KEY_NOT_FOUND']);
+    const nobody = await admin('DELETE', `/v1/admin/protocols/proto_nope/keys/${key.id}`);
+    assert.deepEqual([nobody.status, nobody.body.code], [404, 'PROTOCOL_NOT_FOUND'], 'an unknown protocol is named as such, as on the other admin routes');
     assert.equal((await call(gw.url, owner.apiKey, 'GET', '/v1/usage')).status, 200);
   });
 });

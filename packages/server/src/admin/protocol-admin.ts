@@ -110,6 +110,9 @@ export async function createKey(db: Queryable, protocolId: string, environment: 
 
 export async function revokeKey(db: Queryable, protocolId: string, keyId: string) {
   const row = await revokeApiKey(db, protocolId, keyId);
-  if (!row) throw new ApiError('API_KEY_NOT_FOUND', `API key ${keyId} not found on protocol ${protocolId}`);
+  if (!row) {
+    await getProtocol(db, protocolId);
+    throw new ApiError('API_KEY_NOT_FOUND', `API key ${keyId} not found on protocol ${protocolId}`);
+  }
   return keyView(row);
 }
