@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { runInNewContext } from 'node:vm';
 import Stripe from 'stripe';
 import { signWebhookPayload, verifyWebhookSignature } from './webhooks.js';
 
@@ -101,8 +102,22 @@ describe('verifyWebhookSignature', () => {
 
   it('returns false for a body that is neither a string nor bytes', () => {
     const header = signWebhookPayload(body, secret, t);
-    for (const parsed of [JSON.parse(body), undefined, null, 42, [body]]) {
+    for (const parsed of [JSON.parse(body), undefined, null, 42, [body], new Uint16Array(4)]) {
       assert.equal(verifyWebhookSignature(parsed as string, header, secret, { now }), false);
+    }
+  });
+
+  it('takes bytes made in another realm (a test runner VM) as bytes', () => {
+    const foreign = runInNewContext('new Uint8Array(length)', { length: Buffer.byteLength(body) }) as Uint8Array;
+    foreign.set(Buffer.from(body));
+    assert.equal(foreign instanceof Uint8Array, false);
+    assert.equal(verifyWebhookSignature(foreign, signWebhookPayload(body, secret, t), secret, { now }), true);
+  });
+
+  it('throws a TypeError for an invalid clock, which would disable the age check', () => {
+    const header = signWebhookPayload(body, secret, t);
+    for (const bad of [NaN, new Date('nope'), Infinity]) {
+      assert.throws(() => verifyWebhookSignature(body, header, secret, { now: bad }), TypeError, String(bad));
     }
   });
 

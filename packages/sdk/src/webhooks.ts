@@ -40,10 +40,13 @@ export function verifyWebhookSignature(
     throw new TypeError('verifyWebhookSignature: toleranceSeconds must be a finite number ≥ 0');
   }
   const { timingSafeEqual } = nodeCrypto();
-  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) return false;
+  // ArrayBuffer.isView rather than instanceof: a Buffer made in another realm (a test runner's VM) is still bytes.
+  if (typeof rawBody !== 'string' && !(ArrayBuffer.isView(rawBody) && rawBody.BYTES_PER_ELEMENT === 1)) return false;
   const parsed = parseSignatureHeader(header);
   if (!parsed) return false;
   const nowSeconds = Math.floor((now === undefined ? Date.now() : typeof now === 'number' ? now : now.getTime()) / 1000);
+  // An invalid clock would disable the age check as a NaN tolerance would.
+  if (!Number.isFinite(nowSeconds)) throw new TypeError('verifyWebhookSignature: now must be a valid Date or number of milliseconds');
   if (Math.abs(nowSeconds - Number(parsed.timestamp)) > toleranceSeconds) return false;
   const encoder = new TextEncoder();
   const expected = encoder.encode(signatureHex(rawBody, secret, parsed.timestamp));
