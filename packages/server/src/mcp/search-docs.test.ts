@@ -77,6 +77,12 @@ describe('snippetAround', () => {
     assert.equal(snippetAround('Short **text** here', ['nothing']), 'Short text here');
   });
 
+  it('centres on the query as written when the text has it whole, not on the first of its words', () => {
+    const text = `Import the helper from @herald/sdk/webhooks. ${'Filler words here. '.repeat(20)}Then read HERALD_WEBHOOK_SECRET from the environment.`;
+    assert.ok(snippetAround(text, ['herald', 'webhook', 'secret'], 'HERALD_WEBHOOK_SECRET').includes('HERALD_WEBHOOK_SECRET'));
+    assert.ok(!snippetAround(text, ['herald', 'webhook', 'secret']).includes('HERALD_WEBHOOK_SECRET'), 'by its words alone the first match wins');
+  });
+
   it('drops link targets and keeps their text', () => {
     assert.equal(snippetAround('See [the quickstart](quickstart.md).', []), 'See the quickstart.');
   });

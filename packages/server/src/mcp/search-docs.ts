@@ -70,11 +70,16 @@ function flatten(markdown: string): string {
   return parts.join(' ').replace(/\s+/g, ' ').trim();
 }
 
-export function snippetAround(text: string, terms: string[]): string {
+/**
+ * The section's text around the query as written (`HERALD_WEBHOOK_SECRET`, `x-service-signature`)
+ * when it appears whole, else around the earliest of the terms it matched by.
+ */
+export function snippetAround(text: string, terms: string[], query = ''): string {
   const flat = flatten(text);
   const lower = flat.toLowerCase();
+  const whole = query.trim() ? lower.indexOf(query.trim().toLowerCase()) : -1;
   const positions = terms.map((term) => lower.indexOf(term.toLowerCase())).filter((index) => index >= 0);
-  const hit = positions.length ? Math.min(...positions) : 0;
+  const hit = whole >= 0 ? whole : positions.length ? Math.min(...positions) : 0;
   let start = Math.max(0, hit - SNIPPET_BEFORE);
   if (start > 0) {
     const space = flat.indexOf(' ', start);
@@ -111,7 +116,7 @@ export function buildDocsSearch(pages: DocPage[]): SearchDocs {
       hits.push({
         slug: result.slug,
         title: result.title,
-        snippet: snippetAround(result.text, [...result.terms, ...result.queryTerms]),
+        snippet: snippetAround(result.text, [...result.terms, ...result.queryTerms], query),
         score: Math.round(result.score * 1000) / 1000,
       });
       if (hits.length === maxResults) break;
