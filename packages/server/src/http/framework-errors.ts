@@ -4,7 +4,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import type { RateLimitResult } from '../limits/rate-limiter.js';
 import { errorBody } from './errors.js';
-import { rateLimitExceeded, setRateHeaders } from './guard.js';
+import { checkIpLimit, rateLimitExceeded, setRateHeaders } from './guard.js';
 
 type ErrorAnswer = readonly [status: number, code: string, message: string];
 
@@ -16,7 +16,6 @@ type ErrorAnswer = readonly [status: number, code: string, message: string];
  */
 export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequestId: (given: unknown) => string) {
   const answering = new WeakSet<Socket>();
-  const limitIp = (ip: string | undefined) => deps.limiter.check(`ip:${ip ?? 'unknown'}`, deps.config.ipRateLimit);
 
   /**
    * Fastify's `frameworkErrors`: URLs its router cannot take (bad percent-encoding, a path
@@ -31,7 +30,7 @@ export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequ
         : error.code === 'FST_ERR_BAD_URL'
           ? [400, 'VALIDATION_ERROR', 'The URL is not validly percent-encoded']
           : [500, 'INTERNAL_ERROR', 'Internal server error'];
-    limitIp(request.ip).then(
+    checkIpLimit(deps, request.ip).then(
       (result) => {
         setRateHeaders(reply, result);
         if (result.allowed) return reply.code(status).send(errorBody(status, code, message));
@@ -72,7 +71,7 @@ export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequ
       }
       socket.destroy(error);
     };
-    limitIp(socket.remoteAddress).then(answer, () => answer(undefined));
+    checkIpLimit(deps, socket.remoteAddress).then(answer, () => answer(undefined));
   }
 
   return { frameworkErrors, clientErrorHandler };

@@ -89,6 +89,14 @@ export function setRateHeaders(reply: FastifyReply, result: RateLimitResult) {
   reply.header('x-ratelimit-reset', result.reset);
 }
 
+/**
+ * Counts a request against the limit of its client's IP: the limit of every answer given without
+ * a valid key, by a route or outside one (http/framework-errors.ts).
+ */
+export function checkIpLimit(deps: Pick<Deps, 'limiter' | 'config'>, ip: string | undefined): Promise<RateLimitResult> {
+  return deps.limiter.check(`ip:${ip ?? 'unknown'}`, deps.config.ipRateLimit);
+}
+
 /** The 429 of a request over its limit. */
 export function rateLimitExceeded(result: RateLimitResult): ApiError {
   // The limiter's clock, not deps.now(): the window and the wait must be measured alike.
@@ -136,7 +144,7 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     enforce(reply, await deps.limiter.check(key, max));
   }
 
-  const limitByIp = (request: FastifyRequest, reply: FastifyReply) => limit(reply, `ip:${request.ip}`, deps.config.ipRateLimit);
+  const limitByIp = async (request: FastifyRequest, reply: FastifyReply) => enforce(reply, await checkIpLimit(deps, request.ip));
 
   async function authenticate(request: FastifyRequest, reply: FastifyReply) {
     const owner = await deps.authenticator.authenticate(request.headers.authorization).catch(async (error: unknown) => {
