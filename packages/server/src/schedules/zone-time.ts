@@ -122,7 +122,16 @@ function gapEnd(zone: string, from: number, to: number, offset: number): number 
   return lo * MINUTE;
 }
 
-const WALL_CLOCK = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
+const WALL_CLOCK = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|([+-])(\d{2})(?::?(\d{2}))?)?$/;
+
+/** A WALL_CLOCK match's offset in milliseconds (`Z` is 0); undefined when none is written, null when out of range (+24:00, +05:60). */
+function offsetOf(match: RegExpExecArray): number | null | undefined {
+  const [written, sign, hours, minutes = '00'] = match.slice(8);
+  if (!written) return undefined;
+  if (!sign) return 0;
+  if (Number(hours) > 23 || Number(minutes) > 59) return null;
+  return (sign === '-' ? -1 : 1) * (Number(hours) * 60 + Number(minutes)) * MINUTE;
+}
 
 /**
  * The date and time fields of an ISO 8601 date-time, as local milliseconds; any offset or `Z` is
@@ -133,8 +142,7 @@ export function parseWallClock(text: string): number | undefined {
   const match = WALL_CLOCK.exec(text);
   if (!match) return undefined;
   const [year, month, day, hour, minute, second = 0] = match.slice(1, 7).map((part) => Number(part ?? 0));
-  const offset = /^[+-](\d{2}):?(\d{2})?$/.exec(match[8] ?? '');
-  if (offset && (Number(offset[1]) > 23 || Number(offset[2] ?? 0) > 59)) return undefined;
+  if (offsetOf(match) === null) return undefined;
   const millisecond = match[7] ? Number(match[7].slice(0, 3).padEnd(3, '0')) : 0;
   if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return undefined;
   const local = Date.UTC(year, month - 1, day, hour, minute, second, millisecond);
@@ -149,12 +157,8 @@ export function parseWallClock(text: string): number | undefined {
  * two hours); undefined when it has none or is not a date-time parseWallClock takes.
  */
 export function writtenOffset(text: string): number | undefined {
-  const written = WALL_CLOCK.exec(text)?.[8];
-  if (!written) return undefined;
-  if (written === 'Z' || written === 'z') return 0;
-  const digits = written.slice(1).replace(':', '');
-  const minutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0);
-  return (written[0] === '-' ? -1 : 1) * minutes * MINUTE;
+  const match = WALL_CLOCK.exec(text);
+  return (match && offsetOf(match)) ?? undefined;
 }
 
 /** `2026-06-01T09:00:00` — local milliseconds written without an offset (milliseconds only when not zero). */
