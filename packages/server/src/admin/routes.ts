@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { listApiKeys, listProtocols } from '../account/protocol-store.js';
@@ -37,7 +37,7 @@ const ProtocolChange = Type.Object({
   overageEnabled: Type.Optional(Type.Boolean()),
   subscriptionExpiresAt: Type.Optional(Type.String({ format: 'date-time' })),
 });
-const CHANGEABLE = ['name', 'tier', 'overageEnabled', 'subscriptionExpiresAt'] as const;
+const CHANGEABLE = Object.keys(ProtocolChange.properties) as (keyof Static<typeof ProtocolChange>)[];
 const admin = { access: 'admin' as const };
 const tags = ['admin'];
 
