@@ -79,6 +79,9 @@ describe('herald doctor', () => {
     assert.match(apiKey.detail, /INVALID_API_KEY/);
     assert.ok(report.checks.find((c: any) => c.name === 'health').ok, 'the gateway itself is fine');
     assert.equal(res.errorJson().error.code, 'DOCTOR_FAILED');
+    // quota needs the key, so it is skipped and the count names only the checks that ran
+    assert.ok(!report.checks.some((c: any) => c.name === 'quota'));
+    assert.match(res.errorJson().error.message, new RegExp(`^1 of the ${report.checks.length} checks run failed`));
   });
 
   it('fails without a key: exit 4, channels still reported', async () => {

@@ -110,7 +110,7 @@ export function registerDoctor(program: Command, contextOf: ContextOf): void {
       });
       if (!report.ok) {
         const failed = report.checks.filter((c) => !c.ok).length;
-        throw new CliError(exitCode, 'DOCTOR_FAILED', `${failed} of ${report.checks.length} checks failed`);
+        throw new CliError(exitCode, 'DOCTOR_FAILED', `${failed} of the ${report.checks.length} checks run failed (a check is skipped when one it needs failed)`);
       }
     });
 }
