@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
-import { makeWallet, registeredWallet } from '../support/wallets.js';
+import { importIdentity, makeWallet, registeredWallet } from '../support/wallets.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -214,6 +214,51 @@ describe('POST /v1/notify', () => {
       const again = await send(body, p.sandboxApiKey);
       assert.deepEqual([again.body.status, again.body.notificationId], ['duplicate', test.body.notificationId]);
       assert.equal((await send({ ...body, subject: 'Other' }, p.sandboxApiKey)).status, 409);
+    });
+
+    it('compares only the fields a send has: unknown fields are ignored, empty templateVariables equal none', async () => {
+      const body = { ...valid(), idempotencyKey: 'order-fields' };
+      const first = await send(body);
+      assert.equal(first.body.status, 'queued');
+      for (const retry of [
+        { ...body, foo: 1 },
+        { ...body, templateVariables: {} },
+        { ...body, priority: 'normal', receipt: false, nested: { a: [1] } },
+      ]) {
+        const again = await send(retry);
+        assert.equal(again.status, 202, JSON.stringify(again.body));
+        assert.deepEqual([again.body.status, again.body.notificationId], ['duplicate', first.body.notificationId]);
+      }
+      assert.equal((await send({ ...body, templateVariables: { a: 1 } })).status, 409);
+    });
+
+    it('answers a retry after the wallet was erased as the original send, not as an unknown wallet', async () => {
+      const holder = makeWallet();
+      await importIdentity(gw.url, holder.address, { email: 'erased@example.com' });
+      const body = { ...valid(), wallet: holder.address, idempotencyKey: 'order-erased' };
+      const first = await send(body);
+      assert.equal(first.body.status, 'queued');
+      const { message, nonce } = (await call(gw.url, undefined, 'POST', '/v1/identities/challenge', { wallet: holder.address, purpose: 'delete' })).body;
+      const erased = await call(gw.url, undefined, 'DELETE', `/v1/identities/${holder.address}`, { nonce, signature: holder.sign(message) });
+      assert.equal(erased.status, 200, JSON.stringify(erased.body));
+
+      const again = await send(body);
+      assert.equal(again.status, 202, JSON.stringify(again.body));
+      assert.deepEqual(again.body, {
+        notificationId: first.body.notificationId,
+        status: 'duplicate',
+        recipientRegistered: false,
+        estimatedDeliveryMs: null,
+        deliveryChannel: null,
+        environment: 'production',
+      });
+      const changed = await send({ ...body, subject: 'Other' });
+      assert.equal(changed.status, 409);
+      assert.equal(changed.body.code, 'DUPLICATE_IDEMPOTENCY_KEY');
+      // a new key for the erased wallet is an unknown wallet again
+      const fresh = await send({ ...body, idempotencyKey: 'order-erased-2' });
+      assert.equal(fresh.status, 404);
+      assert.equal(fresh.body.code, 'WALLET_NOT_REGISTERED');
     });
 
     it('lets exactly one of 50 concurrent identical requests queue', async () => {

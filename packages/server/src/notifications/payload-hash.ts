@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { NotifyInput } from './schemas.js';
+import { NotifyBody, type NotifyInput } from './schemas.js';
 
 /** JSON with object keys sorted at every level, so equal payloads hash equally. */
 function canonical(value: unknown): string {
@@ -13,12 +13,21 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** The fields a send is made of; anything else in a request body is ignored, here as everywhere. */
+const FIELDS = Object.keys(NotifyBody.properties).filter((field) => field !== 'idempotencyKey') as (keyof NotifyInput)[];
+
 /**
- * What "the same payload" means for idempotency: every field of the request except the key,
- * with defaults applied (omitting `priority` equals sending "normal").
+ * What "the same payload" means for idempotency: every field of a send except the key, with
+ * defaults applied (omitting `priority` equals sending "normal", omitting `receipt` equals
+ * false, omitting `templateVariables` equals `{}`). Fields the API does not know are ignored, so
+ * a client that starts sending one does not turn its retries into conflicts.
  */
 export function payloadHash(input: NotifyInput): string {
-  const { idempotencyKey: _key, ...payload } = input;
-  const normalised = { ...payload, priority: payload.priority ?? 'normal', receipt: payload.receipt ?? false };
-  return createHash('sha256').update(canonical(normalised)).digest('hex');
+  const payload: Record<string, unknown> = {};
+  for (const field of FIELDS) payload[field] = input[field];
+  payload.priority ??= 'normal';
+  payload.receipt ??= false;
+  // Omitted and empty hash alike (kept absent, so keys stored before this read the same).
+  if (payload.templateVariables && Object.keys(payload.templateVariables).length === 0) delete payload.templateVariables;
+  return createHash('sha256').update(canonical(payload)).digest('hex');
 }

@@ -8,7 +8,7 @@ import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
 import { resolveSendTemplates } from '../templates/resolve-send-templates.js';
 import { tierOf } from '../tiers.js';
 import { chooseChannel } from './choose-channel.js';
-import { findByIdempotencyKeys, insertNotifications, loadReachability, sendBatchesFor, type NewNotification } from './notification-store.js';
+import { findByIdempotencyKeys, insertNotifications, loadReachability, sendBatchesFor, type IdempotentOriginal, type NewNotification } from './notification-store.js';
 import type { Reachability } from './choose-channel.js';
 import { payloadHash } from './payload-hash.js';
 import type { NotifyInput } from './schemas.js';
@@ -130,28 +130,35 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
       if (!reserved) throw new QuotaRefused();
       results = rows.map(accepted);
     } else {
+      /** The answer for item i, whose key is already taken by `original`; `rows`, this request's rows, when built. */
+      const duplicateOf = (original: IdempotentOriginal, i: number, registered: boolean, rows: NewNotification[] = []): Submission => {
+        if (original.payload_hash !== hashes[i]) {
+          const key = `${fieldName(options.mode, i, 'idempotencyKey')} "${original.idempotency_key}"`;
+          // An earlier item of this request: its row is undone with the request, so name the item.
+          const earlier = rows.findIndex((other) => other.id === original.id);
+          throw new ApiError(
+            'DUPLICATE_IDEMPOTENCY_KEY',
+            earlier === -1
+              ? `${key} was already used for notification ${original.id} with a different payload`
+              : `${key} repeats ${fieldName(options.mode, earlier, 'idempotencyKey')} with a different payload`,
+          );
+        }
+        return { notificationId: original.id, status: 'duplicate', recipientRegistered: registered, estimatedDeliveryMs: null, deliveryChannel: null };
+      };
       results = await deps.db.transaction(async (tx) => {
-        const rows = buildRows(await loadReachability(tx, protocolId, wallets));
+        const reach = await loadReachability(tx, protocolId, wallets);
+        const [first] = items;
+        if (options.mode === 'single' && !reach.has(first.wallet)) {
+          // A retry of a send whose wallet has since been erased still answers for that send.
+          const original = (await findByIdempotencyKeys(tx, protocolId, sender.environment, [first.idempotencyKey!])).get(first.idempotencyKey!);
+          if (original) return [duplicateOf(original, 0, false)];
+        }
+        const rows = buildRows(reach);
         const inserted = await insertNotifications(tx, rows);
         const skippedKeys = rows.filter((row) => !inserted.has(row.id)).map((row) => row.idempotencyKey!);
         const originals = await findByIdempotencyKeys(tx, protocolId, sender.environment, skippedKeys);
 
-        const out = rows.map((row, i): Submission => {
-          if (inserted.has(row.id)) return accepted(row);
-          const original = originals.get(row.idempotencyKey!)!;
-          if (original.payload_hash !== row.payloadHash) {
-            const key = `${fieldName(options.mode, i, 'idempotencyKey')} "${row.idempotencyKey}"`;
-            // An earlier item of this request: its row is undone with the request, so name the item.
-            const earlier = rows.findIndex((other) => other.id === original.id);
-            throw new ApiError(
-              'DUPLICATE_IDEMPOTENCY_KEY',
-              earlier === -1
-                ? `${key} was already used for notification ${original.id} with a different payload`
-                : `${key} repeats ${fieldName(options.mode, earlier, 'idempotencyKey')} with a different payload`,
-            );
-          }
-          return { notificationId: original.id, status: 'duplicate', recipientRegistered: row.registered, estimatedDeliveryMs: null, deliveryChannel: null };
-        });
+        const out = rows.map((row, i): Submission => (inserted.has(row.id) ? accepted(row) : duplicateOf(originals.get(row.idempotencyKey!)!, i, row.registered, rows)));
 
         const fresh = rows.filter((row) => inserted.has(row.id));
         if (!(await reserveSends(tx, sender.protocol, billable(fresh), now))) throw new QuotaRefused();
