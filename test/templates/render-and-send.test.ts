@@ -134,7 +134,20 @@ describe('sending with a template', () => {
       const res = await send({ templateId: id });
       assert.equal(res.status, 404, id);
       assert.equal(res.body.code, 'TEMPLATE_NOT_FOUND');
+      assert.equal(res.body.message, `Template ${id} does not exist`);
     }
+    // in bulk, the message names the first item that uses it
+    const bulk = await call(gw.url, acme.apiKey, 'POST', '/v1/notify/bulk', {
+      notifications: [
+        { wallet, subject: 's', body: 'b', category: 'defi', templateId, templateVariables: vars() },
+        { wallet, subject: 's', body: 'b', category: 'defi', templateId: 'tmpl_nope' },
+        { wallet, subject: 's', body: 'b', category: 'defi', templateId: 'tmpl_nope' },
+      ],
+    });
+    assert.equal(bulk.status, 404);
+    assert.ok(isErrorBody(bulk.body));
+    assert.equal(bulk.body.code, 'TEMPLATE_NOT_FOUND');
+    assert.equal(bulk.body.message, 'Template tmpl_nope does not exist (notifications[1].templateId)');
   });
 
   it('delivers with the version the notification recorded, even after the template changed', async () => {

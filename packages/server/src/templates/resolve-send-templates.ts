@@ -38,21 +38,33 @@ export async function resolveSendTemplates(
   items: TemplatedSend[],
   fieldOf: (index: number, field: string) => string,
 ): Promise<Map<string, TemplateVersion>> {
-  const versions = await findTemplates(db, protocol, items);
+  const versions = await findTemplates(db, protocol, items, fieldOf);
   items.forEach((item, i) => {
     if (item.templateId) checkTemplateVariables(versions.get(item.templateId)!, item.templateVariables, fieldOf(i, 'templateVariables'));
   });
   return versions;
 }
 
-/** The current version of every template the items name, after the tier check; 404 for one that is not a live template of this protocol. */
-export async function findTemplates(db: Queryable, protocol: { id: string; tier: number }, items: TemplatedSend[]): Promise<Map<string, TemplateVersion>> {
+/**
+ * The current version of every template the items name, after the tier check; 404 for one that
+ * is not a live template of this protocol, naming the first item that uses it when the items are
+ * a bulk request's (`notifications[2].templateId`).
+ */
+export async function findTemplates(
+  db: Queryable,
+  protocol: { id: string; tier: number },
+  items: TemplatedSend[],
+  fieldOf: (index: number, field: string) => string = (_i, field) => field,
+): Promise<Map<string, TemplateVersion>> {
   const ids = [...new Set(items.flatMap((item) => (item.templateId ? [item.templateId] : [])))];
   if (ids.length === 0) return new Map();
   requireTemplateTier(protocol.tier);
   const versions = await currentVersionsWithSources(db, protocol.id, ids);
   const missing = ids.find((id) => !versions.has(id));
-  if (missing) throw new ApiError('TEMPLATE_NOT_FOUND', `Template ${missing} does not exist`);
+  if (missing) {
+    const field = fieldOf(items.findIndex((item) => item.templateId === missing), 'templateId');
+    throw new ApiError('TEMPLATE_NOT_FOUND', `Template ${missing} does not exist${field === 'templateId' ? '' : ` (${field})`}`);
+  }
   return versions;
 }
 
