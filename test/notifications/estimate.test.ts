@@ -63,6 +63,56 @@ describe('estimatedDeliveryMs', () => {
     }
   });
 
+  it('estimates the items of a bulk request by their place in the queue, per channel', async () => {
+    const item = (preferredChannel: string) => ({ wallet, subject: 's', body: 'b', category: 'system', preferredChannel });
+    const res = await call(gw.url, acme.apiKey, 'POST', '/v1/notify/bulk', {
+      notifications: [item('email'), item('telegram'), item('email'), item('email'), item('telegram')],
+    });
+    assert.equal(res.status, 202);
+    const [e1, t1, e2, e3, t2] = res.body.results.map((r: any) => r.estimatedDeliveryMs);
+    assert.ok(e1 < e2 && e2 < e3, `email ${e1} < ${e2} < ${e3}`);
+    assert.ok(t1 < t2, `telegram ${t1} < ${t2}`);
+    // each place adds one message's share of the channel's rate, not another channel's
+    assert.equal(e3 - e2, e2 - e1);
+  });
+
+  it('samples again before answering when the last sample is long overdue (an idle gateway)', async () => {
+    let clock = Date.now();
+    let samples = 0;
+    const db = {
+      query: (text: string, params?: unknown[]) => {
+        if (text.includes("status IN ('queued', 'sending')")) samples++;
+        return gw.herald.deps.db.query(text, params);
+      },
+    };
+    const estimator = new DeliveryEstimator(db, () => clock);
+    await estimator.fresh();
+    assert.equal(samples, 1, 'the first answer waits for a first sample');
+    const before = estimator.estimate('sms');
+    await gw.herald.deps.db.query(
+      `INSERT INTO notifications (id, protocol_id, environment, wallet, subject, body, category, channel, status, next_attempt_at)
+       SELECT 'idle' || i, $1, 'sandbox', $2, 's', 'b', 'system', 'sms', 'queued', now() + interval '1 day' FROM generate_series(1, 500) i`,
+      [acme.id, wallet],
+    );
+    try {
+      clock += 2000;
+      await estimator.fresh();
+      assert.equal(samples, 1, 'a sample just due is not waited for');
+      estimator.estimate('sms'); // ...but taken in the background
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(samples, 2);
+      assert.ok(estimator.estimate('sms') > before + 5000, 'the 500 queued messages are counted');
+
+      await gw.herald.deps.db.query("DELETE FROM notifications WHERE id LIKE 'idle%'");
+      clock += 60_000;
+      await estimator.fresh();
+      assert.equal(samples, 3, 'after a minute without requests the answer waits for a new sample');
+      assert.equal(estimator.estimate('sms'), before, 'the drained queue is seen at once');
+    } finally {
+      await gw.herald.deps.db.query("DELETE FROM notifications WHERE id LIKE 'idle%'");
+    }
+  });
+
   it('answers through POST /v1/notify with the live estimate', async () => {
     const first = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet, subject: 's', body: 'b', category: 'system', preferredChannel: 'email' });
     await new Promise((resolve) => setTimeout(resolve, 1100));

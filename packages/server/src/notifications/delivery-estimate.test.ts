@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { estimateDeliveryMs, nextSampleDelayMs } from './delivery-estimate.js';
+import { estimateDeliveryMs, nextRate, nextSampleDelayMs } from './delivery-estimate.js';
 
 describe('estimateDeliveryMs', () => {
   it('is one hand-off when the queue is empty', () => {
@@ -28,5 +28,24 @@ describe('nextSampleDelayMs', () => {
   it('waits longer the more rows a count reads', () => {
     assert.equal(nextSampleDelayMs(200_000), 5000);
     assert.equal(nextSampleDelayMs(1_000_000), 25_000);
+  });
+});
+
+describe('nextRate', () => {
+  it('takes a busy window as what the workers can do, weighted with what came before', () => {
+    assert.equal(nextRate(0, 200, true, 50), 200);
+    assert.equal(nextRate(100, 200, true, 50), 130);
+    assert.equal(nextRate(100, 0, true, 50), 70, 'a queue that does not move slows the estimate');
+  });
+
+  it('never lowers the rate after a window in which the queue emptied: deliveries were bounded by arrivals', () => {
+    assert.equal(nextRate(100, 2, false, 50), 100);
+    assert.equal(nextRate(0, 2, false, 50), 0, 'the default stays in place of a rate never measured');
+  });
+
+  it('raises it when even such a window delivered faster', () => {
+    assert.equal(nextRate(100, 200, false, 50), 130);
+    assert.equal(nextRate(0, 300, false, 50), 300);
+    assert.equal(nextRate(0, 40, false, 50), 0);
   });
 });

@@ -23,6 +23,8 @@ export function estimateDeliveryMs(channel: Channel, load: ChannelLoad): number 
 }
 
 const SAMPLE_EVERY_MS = 1000;
+/** A sample overdue by more than this is taken before answering (`fresh`). */
+const STALE_AFTER_MS = 4000;
 const DEPTH_CAP = 1_000_000;
 /** Queued rows counted per millisecond between samples: a count may take about 2% of the time. */
 const ROWS_PER_MS_BETWEEN_SAMPLES = 40;
@@ -39,10 +41,23 @@ export function nextSampleDelayMs(queuedRows: number): number {
 }
 
 /**
+ * The delivery rate after a sample window (0: none known yet, `fallback` stands in): `observed` is
+ * what was delivered per second in it. Only a window in which the queue never emptied (work
+ * waiting at both ends) shows what the workers can do; in any other the deliveries were bounded by
+ * what arrived, so it may raise the rate but never lower it. Otherwise a quiet hour would make the
+ * next burst look like an hour's work. Exponentially weighted. Pure.
+ */
+export function nextRate(current: number, observed: number, busyThroughout: boolean, fallback: number): number {
+  if (!busyThroughout && observed <= (current || fallback)) return current;
+  return current === 0 ? observed : current * 0.7 + observed * 0.3;
+}
+
+/**
  * Samples queue depth and delivery throughput per channel off the request path (a request reads
  * the last sample and may trigger the next one): once a second, or less often when the queue is
- * long (nextSampleDelayMs). Throughput is an exponentially weighted rate over
- * delivery_attempts rows added since the previous sample.
+ * long (nextSampleDelayMs). A request that finds the last sample stale (the gateway was idle)
+ * waits for a new one (`fresh`). Throughput is an exponentially weighted rate over
+ * delivery_attempts rows added since the previous sample (nextRate).
  */
 export class DeliveryEstimator {
   private loads: Record<Channel, ChannelLoad> = {
@@ -60,9 +75,25 @@ export class DeliveryEstimator {
     private readonly now: () => number = Date.now,
   ) {}
 
-  estimate(channel: Channel): number {
+  /**
+   * `ahead`: messages of the same request queued on the channel before this one, so the items of
+   * a bulk request are estimated by their place in the queue.
+   */
+  estimate(channel: Channel, ahead = 0): number {
     this.refreshSoon();
-    return estimateDeliveryMs(channel, this.loads[channel]);
+    const load = this.loads[channel];
+    return estimateDeliveryMs(channel, ahead ? { ...load, depth: load.depth + ahead } : load);
+  }
+
+  /**
+   * Resolves at once while samples are taken when due (any traffic takes them), and after a new
+   * sample when the last one is long overdue (the gateway was idle), so an estimate never rests on
+   * a queue that drained or filled while nobody asked.
+   */
+  async fresh(): Promise<void> {
+    if (this.now() <= this.nextSampleAt + STALE_AFTER_MS) return;
+    this.refreshSoon();
+    await this.sampling;
   }
 
   /** Seconds to deliver `count` more messages spread over channels (broadcasts). */
@@ -96,8 +127,11 @@ export class DeliveryEstimator {
        ) q GROUP BY channel`,
     );
     this.nextSampleAt = at + nextSampleDelayMs(depths.reduce((sum, row) => sum + row.depth, 0));
+    const busyThroughout = new Set<Channel>();
     for (const channel of ['email', 'telegram', 'sms'] as const) {
-      this.loads[channel].depth = depths.find((d) => d.channel === channel)?.depth ?? 0;
+      const depth = depths.find((d) => d.channel === channel)?.depth ?? 0;
+      if (depth > 0 && this.loads[channel].depth > 0) busyThroughout.add(channel);
+      this.loads[channel].depth = depth;
     }
     if (this.lastAttemptId < 0) {
       // First sample: start counting from here rather than scanning the whole history.
@@ -114,8 +148,7 @@ export class DeliveryEstimator {
       const load = this.loads[channel];
       const seen = recent.find((r) => r.channel === channel);
       if (elapsedS > 0) {
-        const rate = (seen?.delivered ?? 0) / elapsedS;
-        load.ratePerSecond = load.ratePerSecond === 0 ? rate : load.ratePerSecond * 0.7 + rate * 0.3;
+        load.ratePerSecond = nextRate(load.ratePerSecond, (seen?.delivered ?? 0) / elapsedS, busyThroughout.has(channel), DEFAULT_RATE_PER_S[channel]);
       }
       if (seen?.median_ms) load.latencyMs = Math.round(seen.median_ms);
     }

@@ -64,6 +64,8 @@ export async function checkItems(deps: Deps, sender: Sender, items: NotifyInput[
  */
 export async function submitNotifications(deps: Deps, sender: Sender, items: NotifyInput[], options: SubmitOptions): Promise<Submission[]> {
   const versions = await checkItems(deps, sender, items, options.mode);
+  // Outside the transaction below: the estimator reads through its own connection.
+  await deps.estimator.fresh();
   const protocolId = sender.protocol.id;
   const now = deps.now();
   // Only a key's reuse is ever compared with the payload it was first sent with.
@@ -106,13 +108,19 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
         createdAt: now,
       };
     });
-  const accepted = (row: NewNotification & { registered: boolean }): Submission => ({
-    notificationId: row.id,
-    status: row.status,
-    recipientRegistered: row.registered,
-    estimatedDeliveryMs: row.channel ? deps.estimator.estimate(row.channel) : null,
-    deliveryChannel: row.channel,
-  });
+  /** Answers for the rows written, in order: each estimate counts the request's earlier rows on its channel. */
+  const accepted = () => {
+    const ahead = new Map<Channel, number>();
+    return (row: NewNotification & { registered: boolean }): Submission => {
+      let estimatedDeliveryMs = null;
+      if (row.channel) {
+        const before = ahead.get(row.channel) ?? 0;
+        ahead.set(row.channel, before + 1);
+        estimatedDeliveryMs = deps.estimator.estimate(row.channel, before);
+      }
+      return { notificationId: row.id, status: row.status, recipientRegistered: row.registered, estimatedDeliveryMs, deliveryChannel: row.channel };
+    };
+  };
   // Sandbox sends run the whole pipeline but are not billed.
   const billable = (rows: NewNotification[]) => (sender.environment === 'production' ? rows.filter((row) => row.status === 'queued').length : 0);
   const wallets = [...new Set(items.map((item) => item.wallet))];
@@ -128,7 +136,7 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
       const rows = buildRows(await batches.reachability.call({ protocolId, wallets }));
       const reserved = await batches.insert.call({ rows, reservation: { protocol: sender.protocol, count: billable(rows), now } });
       if (!reserved) throw new QuotaRefused();
-      results = rows.map(accepted);
+      results = rows.map(accepted());
     } else {
       /** The answer for item i, whose key is already taken by `original`; `rows`, this request's rows, when built. */
       const duplicateOf = (original: IdempotentOriginal, i: number, registered: boolean, rows: NewNotification[] = []): Submission => {
@@ -158,7 +166,8 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
         const skippedKeys = rows.filter((row) => !inserted.has(row.id)).map((row) => row.idempotencyKey!);
         const originals = await findByIdempotencyKeys(tx, protocolId, sender.environment, skippedKeys);
 
-        const out = rows.map((row, i): Submission => (inserted.has(row.id) ? accepted(row) : duplicateOf(originals.get(row.idempotencyKey!)!, i, row.registered, rows)));
+        const answer = accepted();
+        const out = rows.map((row, i): Submission => (inserted.has(row.id) ? answer(row) : duplicateOf(originals.get(row.idempotencyKey!)!, i, row.registered, rows)));
 
         const fresh = rows.filter((row) => inserted.has(row.id));
         if (!(await reserveSends(tx, sender.protocol, billable(fresh), now))) throw new QuotaRefused();
