@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { after, before, describe, it } from 'node:test';
@@ -16,7 +17,7 @@ describe('error model', () => {
         done();
       },
     });
-    gw = await startGateway({ logger: pino({ level: 'info' }, sink), env: { HERALD_BODY_LIMIT: '65536' } });
+    gw = await startGateway({ logger: pino({ level: 'info' }, sink), env: { HERALD_BODY_LIMIT: '65536', HERALD_IP_RATE_LIMIT: '1000' } });
     acme = await gw.createProtocol({ tier: 3 });
   });
   after(() => gw.close());
@@ -83,6 +84,49 @@ describe('error model', () => {
       assert.ok(isErrorBody(res.body));
       assert.equal(res.body.code, 'UNSUPPORTED_MEDIA_TYPE');
     }
+  });
+
+  it('answers a compressed body with 415 rather than reading it as JSON', async () => {
+    const res = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', {}, { 'content-encoding': 'gzip' });
+    assert.equal(res.status, 415);
+    assert.ok(isErrorBody(res.body));
+    assert.equal(res.body.code, 'UNSUPPORTED_MEDIA_TYPE');
+    assert.match(res.body.message, /Content-Encoding "gzip"/);
+    assert.ok(res.headers.get('x-ratelimit-limit'));
+    // identity is no encoding: the body is read, and here found incomplete
+    const plain = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', {}, { 'content-encoding': 'identity' });
+    assert.equal(plain.status, 400);
+    assert.equal(plain.body.code, 'VALIDATION_ERROR');
+  });
+
+  it('answers an HTTP/1.1 request without Host in the one error shape, with every header', async () => {
+    const { port } = new URL(gw.url);
+    const raw = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        socket.write(`GET /v1/usage HTTP/1.1\r\nAuthorization: Bearer ${acme.apiKey}\r\nConnection: close\r\n\r\n`);
+      });
+      socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const [head, body] = raw.split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 400 /);
+    assert.match(head, /\r\nx-request-id: /i);
+    assert.match(head, /\r\nx-ratelimit-limit: \d+/i);
+    const parsed = JSON.parse(body.includes('{') ? body.slice(body.indexOf('{'), body.lastIndexOf('}') + 1) : body);
+    assert.ok(isErrorBody(parsed), body);
+    assert.equal(parsed.code, 'VALIDATION_ERROR');
+    assert.match(parsed.message, /Host header/);
+    // HTTP/1.0 has no Host requirement
+    const old = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('GET /health HTTP/1.0\r\n\r\n'));
+      socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    assert.match(old, /^HTTP\/1\.1 200 /);
   });
 
   it('names the field in validation errors', async () => {

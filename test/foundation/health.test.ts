@@ -25,6 +25,7 @@ async function callWithin(ms: number, ...args: Parameters<typeof call>) {
 function assertUnavailable(res: Awaited<ReturnType<typeof call>>) {
   assert.equal(res.status, 503);
   assertRateHeaders(res);
+  assert.equal(res.headers.get('retry-after'), '5');
   const { status, timestamp, ...error } = res.body;
   assert.ok(isErrorBody(error), JSON.stringify(res.body));
   assert.equal(error.code, 'SERVICE_UNAVAILABLE');

@@ -55,7 +55,8 @@ export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<F
     keepAliveTimeout: 5_000,
     // Node enforces headersTimeout and requestTimeout by sweeping connections, every 30 s by
     // default: a slow client then held its socket up to 30 s past either. Sweep every second.
-    http: { connectionsCheckingInterval: 1_000 },
+    // Requests without a Host header are refused by the guard, in the one error shape.
+    http: { connectionsCheckingInterval: 1_000, requireHostHeader: false },
     // A request that reaches us while closing (on an open keep-alive socket) is served in full and
     // answered with `Connection: close`: the database closes only after the app, and Fastify's own
     // 503 for this case has no `code`, breaking the one error shape.
@@ -72,8 +73,13 @@ export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<F
   // An empty body with Content-Type: application/json is read as "no body" rather than an error.
   // Only JSON is accepted: anything else (including text/plain) is 415.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     try {
+      // A compressed body would be read as if it were JSON text: refused rather than misread.
+      const encoding = request.headers['content-encoding'];
+      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+        throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding "${encoding}" is not supported: send the JSON body uncompressed`);
+      }
       done(null, parseJsonBody(body as string));
     } catch (error) {
       done(error as Error, undefined);

@@ -32,8 +32,10 @@ export function healthRoutes(app: FastifyInstance, deps: Deps): void {
       try {
         await withTimeout(deps.db.query('SELECT 1'), 2000);
       } catch {
+        // As every other 503 of the gateway: worth asking again in a few seconds.
         return reply
           .code(503)
+          .header('Retry-After', '5')
           .send({ ...errorBody(503, 'SERVICE_UNAVAILABLE', 'Database unreachable'), status: 'unavailable', timestamp });
       }
       return { status: 'ok', timestamp, database: deps.db.engine, role: deps.config.role, channels: deps.channels.describe() };

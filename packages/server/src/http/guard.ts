@@ -38,6 +38,8 @@ declare module 'fastify' {
 export class InFlight {
   private count = 0;
   private waiters: (() => void)[] = [];
+  /** Set when the app starts closing: every answer from then on says `Connection: close`. */
+  draining = false;
 
   get size(): number {
     return this.count;
@@ -181,11 +183,27 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
 
   const settle = (promise: Promise<unknown>, done: HookHandlerDoneFunction) => promise.then(() => done(), done);
 
+  /**
+   * HTTP/1.1 requires a Host header (RFC 9112 §3.2). Node would refuse such a request itself, with
+   * a bare 400 that has none of the headers and body every answer carries, so the app takes that
+   * check over (`requireHostHeader: false`): a 400 in the one error shape, counted per client IP.
+   */
+  function refusedWithoutHost(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): boolean {
+    if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return false;
+    const refuse = async () => {
+      await limitByIp(request, reply);
+      throw new ApiError('VALIDATION_ERROR', 'An HTTP/1.1 request must carry a Host header');
+    };
+    settle(refuse(), done);
+    return true;
+  }
+
   const hooks: Record<Access, onRequestHookHandler> = {
     // Callback style: a known key under an in-process rate limiter (the common case) is settled
     // without a single promise; everything else takes the awaited path.
     key(request, reply, done) {
       begin(request, reply);
+      if (refusedWithoutHost(request, reply, done)) return;
       const owner = deps.authenticator.peek(request.headers.authorization);
       if (owner) {
         const { key, max } = protocolLimit(owner);
@@ -204,10 +222,12 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     },
     admin(request, reply, done) {
       begin(request, reply);
+      if (refusedWithoutHost(request, reply, done)) return;
       settle(authorizeAdmin(request, reply), done);
     },
     public(request, reply, done) {
       begin(request, reply);
+      if (refusedWithoutHost(request, reply, done)) return;
       settle(limitByIp(request, reply), done);
     },
   };
@@ -226,6 +246,9 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   // Callback style: recording is synchronous (a buffer push), so no promise per request. onSend
   // rather than onResponse: an onResponse hook makes Fastify listen for every response's end.
   app.addHook('onSend', (request, reply, payload, done) => {
+    // A request that arrived before the close (its body still coming, say) is answered in full,
+    // and its connection is not kept for another.
+    if (inFlight.draining) reply.header('connection', 'close');
     requestFinished(request);
     const auth = request.auth;
     if (auth) {
