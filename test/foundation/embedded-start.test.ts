@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -89,6 +90,60 @@ describe('embedded data directory (PGlite)', { skip: onPostgres && 'the data-dir
       'the data survived the restart',
     );
     assert.deepEqual(await withTimeout(next.stop('SIGINT'), 30_000, 'shutdown'), { code: 0, signal: null });
+  });
+});
+
+describe('start-up settings that cannot be used', { skip: onPostgres && 'embedded starts only' }, () => {
+  let dir: string;
+  before(() => {
+    ensureBuilt();
+    dir = mkdtempSync(path.join(os.tmpdir(), 'herald-unusable-'));
+  });
+  after(async () => {
+    await killStrays();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Exit 1 with one line naming the variable, and no stack trace. */
+  async function refused(env: Record<string, string>, variable: string) {
+    const server = spawnServer(env);
+    const exit = await withTimeout(server.exited, 60_000, 'the refused process exiting');
+    assert.deepEqual(exit, { code: 1, signal: null }, server.stderr());
+    assert.match(server.stderr(), new RegExp(`^Invalid configuration: ${variable} `), server.stderr());
+    assert.ok(!/\n\s+at /.test(server.stderr()), `no stack trace: ${server.stderr()}`);
+    assert.ok(!server.stdout().includes('herald listening'));
+    return server;
+  }
+
+  it('names HERALD_DATA_DIR when it is a file, not a directory', async () => {
+    const file = path.join(dir, 'a-file');
+    writeFileSync(file, 'not a directory');
+    const server = await refused({ HERALD_DATA_DIR: file }, 'HERALD_DATA_DIR');
+    assert.ok(server.stderr().includes(file));
+  });
+
+  it('names PORT when the port is taken, and HOST when it is no address of this machine', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((taken.address() as net.AddressInfo).port);
+      await refused({ HERALD_DATA_DIR: 'memory://', PORT: port }, 'PORT');
+    } finally {
+      taken.close();
+    }
+    // TEST-NET-1 (RFC 5737): never assigned to this machine
+    await refused({ HERALD_DATA_DIR: 'memory://', HOST: '192.0.2.1' }, 'HOST');
+  });
+
+  it('prints an admin token for an in-memory start without HERALD_ADMIN_TOKEN, so the admin API works', async () => {
+    const server = spawnServer({ HERALD_DATA_DIR: 'memory://' });
+    const url = await server.listening();
+    const [, token] = /Herald admin token \(in memory: valid until this process exits\): (hrld_admin_[A-Za-z0-9]+)/.exec(server.stdout()) ?? [];
+    assert.ok(token, server.stdout());
+    assert.equal(server.stdout().split(token).length - 1, 1, 'printed once, in no log line');
+    const created = await call(url, token, 'POST', '/v1/admin/protocols', { name: 'Throwaway', tier: 0 });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.deepEqual(await withTimeout(server.stop('SIGTERM'), 30_000, 'shutdown'), { code: 0, signal: null });
   });
 });
 

@@ -89,6 +89,7 @@ describe('graceful shutdown', () => {
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.name, 'Created while stopping');
     assert.match(created.body.apiKey, /^hrld_live_/);
+    assert.equal(created.headers.connection, 'close', 'its connection is not kept for another request');
 
     let answered = 0;
     for (const outcome of burst) {

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { receiptConfig, type ReceiptConfig } from './receipts/receipt-config.js';
@@ -162,6 +163,15 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   return raw === 'true';
 }
 
+/** A directory given by the operator must exist; the repository's own (the default) is taken as it is. */
+function existingDirectory(env: Env, name: string, fallback: URL): string {
+  const raw = env[name];
+  if (!raw) return path.resolve(fileURLToPath(fallback));
+  const resolved = path.resolve(raw);
+  if (!statSync(resolved, { throwIfNoEntry: false })?.isDirectory()) throw new ConfigError(name, `must be an existing directory, got "${raw}"`);
+  return resolved;
+}
+
 /** `memory://` keeps everything in memory (throwaway runs and tests); anything else is a directory. */
 function dataDir(raw: string | undefined): string {
   if (raw === 'memory://') return raw;
@@ -182,6 +192,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('HERALD_ADMIN_TOKEN', 'must be at least 16 characters');
   }
+  // It travels as `Authorization: Bearer <token>`, which cannot carry whitespace.
+  if (adminToken !== undefined && /\s/.test(adminToken)) throw new ConfigError('HERALD_ADMIN_TOKEN', 'must not contain whitespace');
   return {
     port,
     host: env.HOST || '0.0.0.0',
@@ -223,8 +235,8 @@ export function loadConfig(env: Env = process.env): Config {
     ...twilio(env),
     twilioApiUrl: baseUrl(env, 'TWILIO_API_URL', 'https://api.twilio.com'),
     // src/config.ts and dist/config.js sit at the same depth, so both resolve to the repository root.
-    docsDir: path.resolve(env.HERALD_DOCS_DIR || fileURLToPath(new URL('../../../docs/', import.meta.url))),
-    examplesDir: path.resolve(env.HERALD_EXAMPLES_DIR || fileURLToPath(new URL('../../../examples/', import.meta.url))),
+    docsDir: existingDirectory(env, 'HERALD_DOCS_DIR', new URL('../../../docs/', import.meta.url)),
+    examplesDir: existingDirectory(env, 'HERALD_EXAMPLES_DIR', new URL('../../../examples/', import.meta.url)),
     receipts: receiptConfig(env),
   };
 }

@@ -18,7 +18,8 @@ async function main() {
   try {
     herald = await startHerald(config);
   } catch (error) {
-    if (error instanceof DataDirLockedError) {
+    // A data dir or address that cannot be used is reported like any bad setting.
+    if (error instanceof DataDirLockedError || error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
       process.exit(1);
     }

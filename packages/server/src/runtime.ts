@@ -6,7 +6,7 @@ import pino, { type Logger } from 'pino';
 import { buildApp, type ExtraRoutes } from './app.js';
 import { randomToken } from './auth/api-keys.js';
 import { Authenticator } from './auth/authenticator.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { openPglite, openPostgres, type Database } from './db/connection.js';
 import { lockDataDir } from './db/data-dir-lock.js';
@@ -67,6 +67,22 @@ function backgroundLoops(deps: Deps): JobLoop[] {
   return [...Array.from({ length: deps.config.delivery.loops }, () => createDeliveryWorker(deps, deps.config.delivery)), createScheduleWorker(deps), webhookLoop(deps), receiptLoop(deps), requestLogCompactor(deps)];
 }
 
+/** Listens on HOST:PORT; an address that cannot be taken is a configuration error naming the variable. */
+async function listen(app: FastifyInstance, config: Config): Promise<string> {
+  try {
+    return await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    await app.close().catch(() => {});
+    if (code === 'EADDRINUSE') throw new ConfigError('PORT', `${config.port} is already in use on ${config.host}`);
+    if (code === 'EACCES') throw new ConfigError('PORT', `${config.port} on ${config.host} needs privileges this process does not have`);
+    if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
+      throw new ConfigError('HOST', `"${config.host}" is not an address of this machine (${code})`);
+    }
+    throw error;
+  }
+}
+
 /** Opens storage, applies migrations, builds the roles asked for, and starts listening. */
 export async function startHerald(config: Config, options: StartOptions = {}): Promise<Herald> {
   const log = options.logger ?? createLogger(config);
@@ -81,6 +97,10 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     if (embedded) {
       if (inMemory) {
         encryptionKey ??= randomBytes(32);
+        if (!adminToken && config.role !== 'worker') {
+          adminToken = `hrld_admin_${randomToken()}`;
+          announce(`Herald admin token (in memory: valid until this process exits): ${adminToken}`);
+        }
       } else {
         mkdirSync(config.dataDir, { recursive: true });
         encryptionKey ??= Buffer.from(embeddedSecret(config.dataDir, 'encryption.key', () => randomBytes(32).toString('hex')).value, 'hex');
@@ -116,20 +136,21 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
       now: options.now ?? (() => new Date()),
     };
 
+    let app: FastifyInstance | undefined;
+    let url: string | undefined;
+    if (config.role !== 'worker') {
+      app = await buildApp(deps, options.routes);
+      url = await listen(app, config);
+      log.info({ url, database: db.engine }, 'herald listening');
+    }
+
     // Background loops run in the worker role (and in `all`); each claims its rows with claimDue.
+    // They start last, so nothing that can still fail leaves them running on closed storage.
     const loops: JobLoop[] = config.role === 'api' ? [] : backgroundLoops(deps);
     if (loops.length) {
       await deps.wakeup.listen();
       for (const loop of loops) loop.start();
       log.info({ loops: loops.length, database: db.engine }, 'herald background loops running');
-    }
-
-    let app: FastifyInstance | undefined;
-    let url: string | undefined;
-    if (config.role !== 'worker') {
-      app = await buildApp(deps, options.routes);
-      url = await app.listen({ port: config.port, host: config.host });
-      log.info({ url, database: db.engine }, 'herald listening');
     }
 
     let closing: Promise<void> | undefined;
@@ -140,6 +161,7 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
       url,
       close() {
         closing ??= (async () => {
+          if (app) app.inFlight.draining = true;
           await app?.close();
           // Handlers of requests whose clients went away are still running: storage stays open for them.
           if (app && !(await app.inFlight.settled(IN_FLIGHT_GRACE_MS))) {

@@ -1,4 +1,5 @@
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { ConfigError } from '../config.js';
 import path from 'node:path';
 
 export class DataDirLockedError extends Error {
@@ -34,10 +35,15 @@ function isAlive(pid: number): boolean {
  * over. Returns the release function.
  */
 export function lockDataDir(dir: string): () => void {
-  mkdirSync(dir, { recursive: true });
   const lockFile = path.join(dir, 'herald.lock');
   const candidate = `${lockFile}.${process.pid}`;
-  writeFileSync(candidate, String(process.pid));
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(candidate, String(process.pid));
+  } catch (error) {
+    // Not a directory, not writable, out of space: the operator's setting, named.
+    throw new ConfigError('HERALD_DATA_DIR', `cannot be used: "${dir}" is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
   try {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
