@@ -189,6 +189,7 @@ describe('POST /v1/broadcast and GET /v1/broadcasts/:id', () => {
     const refused = await broadcast({}, tight.apiKey);
     assert.equal(refused.status, 402);
     assert.equal(refused.body.code, 'INSUFFICIENT_QUOTA');
+    assert.match(refused.body.message, /^This broadcast needs \d+ sends and fewer are left of the monthly quota of 50000$/);
     assert.equal(await usage(), 49_998);
     const [{ n }] = await db.query<any>('SELECT count(*)::int AS n FROM notifications WHERE protocol_id = $1', [tight.id]);
     assert.equal(n, 0, 'no notification was written');

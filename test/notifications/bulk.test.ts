@@ -86,6 +86,7 @@ describe('POST /v1/notify/bulk', () => {
     const res = await bulk([item(), item(), item()], p.apiKey);
     assert.equal(res.status, 402);
     assert.equal(res.body.code, 'INSUFFICIENT_QUOTA');
+    assert.equal(res.body.message, 'This request needs 3 sends and fewer are left of the monthly quota of 1000');
     const rows = await gw.herald.deps.db.query('SELECT 1 FROM notifications WHERE protocol_id = $1', [p.id]);
     assert.equal(rows.length, 0);
     const ok = await bulk([item(), item()], p.apiKey);

@@ -95,7 +95,7 @@ describe('firing schedules', () => {
     await gw.fireAll();
     const failed = await view(dev.id, one.id);
     assert.equal(failed.status, 'FAILED');
-    assert.match(failed.failureReason!, /^INSUFFICIENT_QUOTA: Monthly quota of 1000 sends reached/);
+    assert.match(failed.failureReason!, /^INSUFFICIENT_QUOTA: This request needs 1 send and fewer are left of the monthly quota of 1000$/);
     assert.equal(failed.runs[0].outcome, 'failed');
     assert.equal(failed.runs[0].notificationId, null);
     const recurring = await view(dev.id, every.id);

@@ -4,7 +4,7 @@ import type { Channel } from '../channels/provider.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { newId } from '../ids.js';
-import { reserveSends } from '../limits/quota.js';
+import { QuotaRefused, quotaRefusal, reserveSends } from '../limits/quota.js';
 import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
 import { resolveSendTemplates } from '../templates/resolve-send-templates.js';
 import { tierOf } from '../tiers.js';
@@ -27,7 +27,6 @@ export interface BroadcastResult {
   estimated_delivery_s: number;
 }
 
-class QuotaRefused extends Error {}
 
 function checkInput(protocol: Pick<ProtocolRow, 'tier'>, input: BroadcastInput): void {
   if (protocol.tier < 1) throw new ApiError('TIER_REQUIRED', 'Broadcast needs the Growth tier (1) or above');
@@ -77,7 +76,8 @@ export async function sendBroadcast(
       });
       const queued = rows.reduce((sum, r) => sum + (r.channel ? r.count : 0), 0);
       // Sandbox sends run the whole pipeline but are not billed (as for direct sends).
-      if (!(await reserveSends(tx, protocol, environment === 'production' ? queued : 0, now))) throw new QuotaRefused();
+      const needed = environment === 'production' ? queued : 0;
+      if (!(await reserveSends(tx, protocol, needed, now))) throw new QuotaRefused(needed);
       await insertBroadcast(tx, {
         id: broadcastId,
         protocol_id: protocol.id,
@@ -97,7 +97,7 @@ export async function sendBroadcast(
   } catch (error) {
     if (!(error instanceof QuotaRefused)) throw error;
     await recordQuotaExceeded(deps.db, protocol, now);
-    throw new ApiError('INSUFFICIENT_QUOTA', `Monthly quota of ${tierOf(protocol.tier).monthlySends} sends reached; this broadcast needs more than what is left`);
+    throw new ApiError('INSUFFICIENT_QUOTA', quotaRefusal(tierOf(protocol.tier).monthlySends, error.needed, 'broadcast'));
   }
 
   const counts: Partial<Record<Channel, number>> = {};

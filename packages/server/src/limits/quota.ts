@@ -89,3 +89,15 @@ export async function sendsThisPeriod(db: Queryable, protocolId: string, now: Da
   );
   return row?.sends ?? 0;
 }
+
+/** Thrown inside a send's transaction when its reservation does not fit: `needed` sends were asked. */
+export class QuotaRefused extends Error {
+  constructor(readonly needed: number) {
+    super(`a reservation of ${needed} sends did not fit the monthly quota`);
+  }
+}
+
+/** The 402 message: what was asked against the month's limit (what is left moves with other requests). */
+export function quotaRefusal(limit: number, needed: number, what: 'request' | 'broadcast'): string {
+  return `This ${what} needs ${needed} send${needed === 1 ? '' : 's'} and fewer are left of the monthly quota of ${limit}`;
+}

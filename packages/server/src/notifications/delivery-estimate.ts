@@ -88,7 +88,9 @@ export class DeliveryEstimator {
   /**
    * Resolves at once while samples are taken when due (any traffic takes them), and after a new
    * sample when the last one is long overdue (the gateway was idle), so an estimate never rests on
-   * a queue that drained or filled while nobody asked.
+   * a queue that drained or filled while nobody asked. The send routes await it before their
+   * transaction: the sample reads through the gateway's own connections, which on the embedded
+   * database wait for any transaction in progress.
    */
   async fresh(): Promise<void> {
     if (this.now() <= this.nextSampleAt + STALE_AFTER_MS) return;

@@ -28,6 +28,7 @@ export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       const { environment, protocol } = request.auth!;
+      await deps.estimator.fresh();
       const [result] = await submitNotifications(deps, { protocol, environment }, [request.body], { mode: 'single' });
       return reply.code(202).send({ ...result, environment });
     },
@@ -45,6 +46,7 @@ export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       const { environment, protocol } = request.auth!;
+      await deps.estimator.fresh();
       const results = await submitNotifications(deps, { protocol, environment }, request.body.notifications, { mode: 'bulk' });
       return reply.code(202).send({ results });
     },

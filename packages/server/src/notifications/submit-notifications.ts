@@ -3,7 +3,7 @@ import type { Channel } from '../channels/provider.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { newId } from '../ids.js';
-import { reserveSends } from '../limits/quota.js';
+import { QuotaRefused, quotaRefusal, reserveSends } from '../limits/quota.js';
 import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
 import { resolveSendTemplates } from '../templates/resolve-send-templates.js';
 import { tierOf } from '../tiers.js';
@@ -33,7 +33,6 @@ export interface SubmitOptions {
   broadcastId?: string;
 }
 
-class QuotaRefused extends Error {}
 
 const fieldName = (mode: SubmitOptions['mode'], index: number, field: string) =>
   mode === 'single' ? field : `notifications[${index}].${field}`;
@@ -64,8 +63,6 @@ export async function checkItems(deps: Deps, sender: Sender, items: NotifyInput[
  */
 export async function submitNotifications(deps: Deps, sender: Sender, items: NotifyInput[], options: SubmitOptions): Promise<Submission[]> {
   const versions = await checkItems(deps, sender, items, options.mode);
-  // Outside the transaction below: the estimator reads through its own connection.
-  await deps.estimator.fresh();
   const protocolId = sender.protocol.id;
   const now = deps.now();
   // Only a key's reuse is ever compared with the payload it was first sent with.
@@ -135,7 +132,7 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
       const batches = sendBatchesFor(deps.db);
       const rows = buildRows(await batches.reachability.call({ protocolId, wallets }));
       const reserved = await batches.insert.call({ rows, reservation: { protocol: sender.protocol, count: billable(rows), now } });
-      if (!reserved) throw new QuotaRefused();
+      if (!reserved) throw new QuotaRefused(billable(rows));
       results = rows.map(accepted());
     } else {
       /** The answer for item i, whose key is already taken by `original`; `rows`, this request's rows, when built. */
@@ -170,7 +167,8 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
         const out = rows.map((row, i): Submission => (inserted.has(row.id) ? answer(row) : duplicateOf(originals.get(row.idempotencyKey!)!, i, row.registered, rows)));
 
         const fresh = rows.filter((row) => inserted.has(row.id));
-        if (!(await reserveSends(tx, sender.protocol, billable(fresh), now))) throw new QuotaRefused();
+        const needed = billable(fresh);
+        if (!(await reserveSends(tx, sender.protocol, needed, now))) throw new QuotaRefused(needed);
         return out;
       });
     }
@@ -178,7 +176,7 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
     if (!(error instanceof QuotaRefused)) throw error;
     await recordQuotaExceeded(deps.db, sender.protocol, now);
     const limit = tierOf(sender.protocol.tier).monthlySends;
-    throw new ApiError('INSUFFICIENT_QUOTA', `Monthly quota of ${limit} sends reached; this request needs more than what is left`);
+    throw new ApiError('INSUFFICIENT_QUOTA', quotaRefusal(limit, error.needed, 'request'));
   }
   if (results.some((result) => result.status === 'queued')) deps.wakeup.notify('notifications');
   return results;
