@@ -84,7 +84,8 @@ describe('examples/ against a live gateway', () => {
     assert.deepEqual(again.json(), { ...result, duplicate: true });
     assert.equal((await sdk(acme.apiKey).notifications.list({ wallet })).total, 1);
 
-    const stranger = await callMain('backend', { ...env, HERALD_WALLET: makeWallet().address });
+    // a new event: its key was never used (a used one would answer for its own send, or 409)
+    const stranger = await callMain('backend', { ...env, HERALD_WALLET: makeWallet().address, EVENT_ID: 'evt-2' });
     assert.equal(stranger.code, 0, stranger.stderr);
     assert.deepEqual(stranger.json(), { outcome: 'not_registered' });
 
@@ -327,7 +328,7 @@ describe('examples/ against a live gateway', () => {
     assert.equal(again.code, 0, again.stderr);
     assert.equal(again.stdout, `Delivered ${id} by ${channel} (already sent by an earlier run)\n`);
 
-    const stranger = await callMain('cli-send', { ...env, HERALD_WALLET: makeWallet().address });
+    const stranger = await callMain('cli-send', { ...env, HERALD_WALLET: makeWallet().address, WITHDRAWAL_ID: 'wd-2' });
     assert.equal(stranger.code, 3);
     assert.match(stranger.stderr, /is not registered with Herald: nothing sent \(WALLET_NOT_REGISTERED\)/);
     const refused = await callMain('cli-send', { ...env, HERALD_API_KEY: BAD_KEY });

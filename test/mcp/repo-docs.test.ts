@@ -4,6 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -45,9 +47,10 @@ describe('MCP endpoint on the repository docs and examples', () => {
     const config = loadConfig({});
     assert.equal(config.docsDir, DOCS_DIR.replace(/\/$/, ''));
     assert.equal(config.examplesDir, EXAMPLES_DIR.replace(/\/$/, ''));
-    const overridden = loadConfig({ HERALD_DOCS_DIR: 'some/docs', HERALD_EXAMPLES_DIR: '/srv/examples' });
-    assert.ok(overridden.docsDir.endsWith('/some/docs'));
-    assert.equal(overridden.examplesDir, '/srv/examples');
+    // relative to the working directory, or absolute; each must exist
+    const overridden = loadConfig({ HERALD_DOCS_DIR: path.relative(process.cwd(), path.join(DOCS_DIR, 'nested', '..')), HERALD_EXAMPLES_DIR: os.tmpdir() });
+    assert.equal(overridden.docsDir, DOCS_DIR.replace(/\/$/, ''));
+    assert.equal(overridden.examplesDir, os.tmpdir());
   });
 
   it('serves every page of docs/ by its slug', async () => {
