@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { estimateDeliveryMs, nextRate, nextSampleDelayMs } from './delivery-estimate.js';
+import { estimateDeliveryMs, MAX_ESTIMATE_MS, nextRate, nextSampleDelayMs } from './delivery-estimate.js';
 
 describe('estimateDeliveryMs', () => {
   it('is one hand-off when the queue is empty', () => {
@@ -10,6 +10,11 @@ describe('estimateDeliveryMs', () => {
   it('grows with the queue ahead and shrinks with throughput', () => {
     assert.equal(estimateDeliveryMs('email', { depth: 1000, ratePerSecond: 100, latencyMs: 250 }), 10_250);
     assert.equal(estimateDeliveryMs('email', { depth: 1000, ratePerSecond: 1000, latencyMs: 250 }), 1_250);
+  });
+
+  it('is at most a day, however slow the queue', () => {
+    assert.equal(estimateDeliveryMs('sms', { depth: 10, ratePerSecond: 1e-12, latencyMs: 250 }), MAX_ESTIMATE_MS);
+    assert.ok(Number.isSafeInteger(estimateDeliveryMs('sms', { depth: 10, ratePerSecond: Number.MIN_VALUE, latencyMs: 250 })));
   });
 
   it('falls back to per-channel defaults before anything was observed', () => {

@@ -15,16 +15,21 @@ export interface ChannelLoad {
   latencyMs: number;
 }
 
-/** Time for the queue ahead to drain at the observed rate, plus one hand-off. Pure. */
+/** The longest estimate given: a queue that does not move must not make the answer unbounded. */
+export const MAX_ESTIMATE_MS = 86_400_000;
+
+/** Time for the queue ahead to drain at the observed rate, plus one hand-off, at most a day. Pure. */
 export function estimateDeliveryMs(channel: Channel, load: ChannelLoad): number {
   const rate = load.ratePerSecond > 0 ? load.ratePerSecond : DEFAULT_RATE_PER_S[channel];
   const latency = load.latencyMs > 0 ? load.latencyMs : DEFAULT_LATENCY_MS[channel];
-  return Math.round((load.depth / rate) * 1000 + latency);
+  return Math.min(MAX_ESTIMATE_MS, Math.round((load.depth / rate) * 1000 + latency));
 }
 
 const SAMPLE_EVERY_MS = 1000;
 /** A sample overdue by more than this is taken before answering (`fresh`). */
 const STALE_AFTER_MS = 4000;
+/** How long an answer waits for that sample at most; past it, the last sample answers. */
+const FRESH_WAIT_MS = 250;
 const DEPTH_CAP = 1_000_000;
 /** Queued rows counted per millisecond between samples: a count may take about 2% of the time. */
 const ROWS_PER_MS_BETWEEN_SAMPLES = 40;
@@ -42,9 +47,10 @@ export function nextSampleDelayMs(queuedRows: number): number {
 
 /**
  * The delivery rate after a sample window (0: none known yet, `fallback` stands in): `observed` is
- * what was delivered per second in it. Only a window in which the queue never emptied (work
- * waiting at both ends) shows what the workers can do; in any other the deliveries were bounded by
- * what arrived, so it may raise the rate but never lower it. Otherwise a quiet hour would make the
+ * what was delivered per second in it. Only a window in which the queue never emptied (messages
+ * due at both ends; one waiting for a retry later is not work the workers could have done) shows
+ * what the workers can do; in any other the deliveries were bounded by what arrived, so it may
+ * raise the rate but never lower it. Otherwise a quiet hour would make the
  * next burst look like an hour's work. Exponentially weighted. Pure.
  */
 export function nextRate(current: number, observed: number, busyThroughout: boolean, fallback: number): number {
@@ -67,12 +73,17 @@ export class DeliveryEstimator {
   };
   private lastSampleAt = 0;
   private nextSampleAt = 0;
+  /** Until when the last completed sample counts as fresh (`fresh`). */
+  private freshUntil = 0;
+  /** Messages due (or being sent) per channel at the last sample: whether a window was busy. */
+  private due: Record<Channel, number> = { email: 0, telegram: 0, sms: 0 };
   private lastAttemptId = -1;
   private sampling: Promise<void> | undefined;
 
   constructor(
     private readonly db: Queryable,
     private readonly now: () => number = Date.now,
+    private readonly freshWaitMs = FRESH_WAIT_MS,
   ) {}
 
   /**
@@ -86,16 +97,21 @@ export class DeliveryEstimator {
   }
 
   /**
-   * Resolves at once while samples are taken when due (any traffic takes them), and after a new
-   * sample when the last one is long overdue (the gateway was idle), so an estimate never rests on
-   * a queue that drained or filled while nobody asked. The send routes await it before their
-   * transaction: the sample reads through the gateway's own connections, which on the embedded
-   * database wait for any transaction in progress.
+   * Nothing to wait for (undefined) while samples are taken when due, as any traffic takes them.
+   * When the last completed sample is long overdue (the gateway was idle), a promise of the next
+   * one, which every request arriving meanwhile waits for too, so an estimate does not rest on a
+   * queue that drained or filled while nobody asked. The wait is bounded (`freshWaitMs`): a slow
+   * count, or a database that does not answer, leaves the answer to the last sample. The send
+   * routes call it before their transaction: the sample reads through the gateway's own
+   * connections, which on the embedded database wait for any transaction in progress.
    */
-  async fresh(): Promise<void> {
-    if (this.now() <= this.nextSampleAt + STALE_AFTER_MS) return;
+  fresh(): Promise<void> | undefined {
+    if (this.now() <= this.freshUntil) return undefined;
     this.refreshSoon();
-    await this.sampling;
+    if (!this.sampling) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.freshWaitMs)));
+    return Promise.race([this.sampling, timeout]).finally(() => clearTimeout(timer));
   }
 
   /** Seconds to deliver `count` more messages spread over channels (broadcasts). */
@@ -123,17 +139,20 @@ export class DeliveryEstimator {
     const elapsedS = this.lastSampleAt ? (at - this.lastSampleAt) / 1000 : 0;
     this.lastSampleAt = at;
     this.nextSampleAt = at + SAMPLE_EVERY_MS;
-    const depths = await this.db.query<{ channel: Channel; depth: number }>(
-      `SELECT channel, count(*)::int AS depth FROM (
-         SELECT channel FROM notifications WHERE status IN ('queued', 'sending') LIMIT ${DEPTH_CAP}
+    const depths = await this.db.query<{ channel: Channel; depth: number; due: number }>(
+      `SELECT channel, count(*)::int AS depth, (count(*) FILTER (WHERE status = 'sending' OR next_attempt_at <= now()))::int AS due FROM (
+         SELECT channel, status, next_attempt_at FROM notifications WHERE status IN ('queued', 'sending') LIMIT ${DEPTH_CAP}
        ) q GROUP BY channel`,
     );
     this.nextSampleAt = at + nextSampleDelayMs(depths.reduce((sum, row) => sum + row.depth, 0));
+    this.freshUntil = this.nextSampleAt + STALE_AFTER_MS;
     const busyThroughout = new Set<Channel>();
     for (const channel of ['email', 'telegram', 'sms'] as const) {
-      const depth = depths.find((d) => d.channel === channel)?.depth ?? 0;
-      if (depth > 0 && this.loads[channel].depth > 0) busyThroughout.add(channel);
-      this.loads[channel].depth = depth;
+      const row = depths.find((d) => d.channel === channel);
+      const due = row?.due ?? 0;
+      if (due > 0 && this.due[channel] > 0) busyThroughout.add(channel);
+      this.due[channel] = due;
+      this.loads[channel].depth = row?.depth ?? 0;
     }
     if (this.lastAttemptId < 0) {
       // First sample: start counting from here rather than scanning the whole history.

@@ -28,7 +28,8 @@ export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       const { environment, protocol } = request.auth!;
-      await deps.estimator.fresh();
+      const sampling = deps.estimator.fresh();
+      if (sampling) await sampling;
       const [result] = await submitNotifications(deps, { protocol, environment }, [request.body], { mode: 'single' });
       return reply.code(202).send({ ...result, environment });
     },
@@ -46,7 +47,8 @@ export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       const { environment, protocol } = request.auth!;
-      await deps.estimator.fresh();
+      const sampling = deps.estimator.fresh();
+      if (sampling) await sampling;
       const results = await submitNotifications(deps, { protocol, environment }, request.body.notifications, { mode: 'bulk' });
       return reply.code(202).send({ results });
     },
