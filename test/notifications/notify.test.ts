@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { legacyPayloadHash } from '../../packages/server/src/notifications/payload-hash.js';
 import { importIdentity, makeWallet, registeredWallet } from '../support/wallets.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -230,6 +231,17 @@ describe('POST /v1/notify', () => {
         assert.deepEqual([again.body.status, again.body.notificationId], ['duplicate', first.body.notificationId]);
       }
       assert.equal((await send({ ...body, templateVariables: { a: 1 } })).status, 409);
+    });
+
+    it('still recognises a send whose key was stored with the earlier hash (every field as sent)', async () => {
+      const body = { ...valid(), idempotencyKey: 'order-legacy', source: 'v1-client', templateVariables: {} };
+      const first = await send(body);
+      assert.equal(first.body.status, 'queued');
+      // as a gateway before 2026-11-25 stored it
+      await gw.herald.deps.db.query('UPDATE notifications SET payload_hash = $1 WHERE id = $2', [legacyPayloadHash(body as any), first.body.notificationId]);
+      const again = await send(body);
+      assert.deepEqual([again.status, again.body.status, again.body.notificationId], [202, 'duplicate', first.body.notificationId]);
+      assert.equal((await send({ ...body, subject: 'Other' })).status, 409);
     });
 
     it('answers a retry after the wallet was erased as the original send, not as an unknown wallet', async () => {

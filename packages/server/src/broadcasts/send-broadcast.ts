@@ -27,7 +27,6 @@ export interface BroadcastResult {
   estimated_delivery_s: number;
 }
 
-
 function checkInput(protocol: Pick<ProtocolRow, 'tier'>, input: BroadcastInput): void {
   if (protocol.tier < 1) throw new ApiError('TIER_REQUIRED', 'Broadcast needs the Growth tier (1) or above');
   const tier = tierOf(protocol.tier);

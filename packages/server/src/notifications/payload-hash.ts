@@ -23,11 +23,31 @@ const FIELDS = Object.keys(NotifyBody.properties).filter((field) => field !== 'i
  * a client that starts sending one does not turn its retries into conflicts.
  */
 export function payloadHash(input: NotifyInput): string {
+  return sha256(canonical(comparedPayload(input)));
+}
+
+/**
+ * The hash keys stored before 2026-11-25 carry: every field of the request as sent, unknown ones
+ * and an empty `templateVariables` included. A retry of such a send still matches it.
+ */
+export function legacyPayloadHash(input: NotifyInput): string {
+  const { idempotencyKey: _key, ...payload } = input;
+  return sha256(canonical({ ...payload, priority: payload.priority ?? 'normal', receipt: payload.receipt ?? false }));
+}
+
+/** Whether `stored` (a key's first payload hash) is the hash of this send, as either rule made it. */
+export function samePayload(stored: string, input: NotifyInput, hash = payloadHash(input)): boolean {
+  return stored === hash || stored === legacyPayloadHash(input);
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+function comparedPayload(input: NotifyInput): Record<string, unknown> {
   const payload: Record<string, unknown> = {};
   for (const field of FIELDS) payload[field] = input[field];
   payload.priority ??= 'normal';
   payload.receipt ??= false;
-  // Omitted and empty hash alike (kept absent, so keys stored before this read the same).
+  // Omitted and empty hash alike (kept absent, as the legacy rule left an omitted one).
   if (payload.templateVariables && Object.keys(payload.templateVariables).length === 0) delete payload.templateVariables;
-  return createHash('sha256').update(canonical(payload)).digest('hex');
+  return payload;
 }

@@ -10,7 +10,7 @@ import { tierOf } from '../tiers.js';
 import { chooseChannel } from './choose-channel.js';
 import { findByIdempotencyKeys, insertNotifications, loadReachability, sendBatchesFor, type IdempotentOriginal, type NewNotification } from './notification-store.js';
 import type { Reachability } from './choose-channel.js';
-import { payloadHash } from './payload-hash.js';
+import { payloadHash, samePayload } from './payload-hash.js';
 import type { NotifyInput } from './schemas.js';
 
 export interface Sender {
@@ -32,7 +32,6 @@ export interface SubmitOptions {
   scheduleId?: string;
   broadcastId?: string;
 }
-
 
 const fieldName = (mode: SubmitOptions['mode'], index: number, field: string) =>
   mode === 'single' ? field : `notifications[${index}].${field}`;
@@ -137,7 +136,7 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
     } else {
       /** The answer for item i, whose key is already taken by `original`; `rows`, this request's rows, when built. */
       const duplicateOf = (original: IdempotentOriginal, i: number, registered: boolean, rows: NewNotification[] = []): Submission => {
-        if (original.payload_hash !== hashes[i]) {
+        if (!samePayload(original.payload_hash, items[i], hashes[i]!)) {
           const key = `${fieldName(options.mode, i, 'idempotencyKey')} "${original.idempotency_key}"`;
           // An earlier item of this request: its row is undone with the request, so name the item.
           const earlier = rows.findIndex((other) => other.id === original.id);
@@ -164,7 +163,10 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
         const originals = await findByIdempotencyKeys(tx, protocolId, sender.environment, skippedKeys);
 
         const answer = accepted();
-        const out = rows.map((row, i): Submission => (inserted.has(row.id) ? answer(row) : duplicateOf(originals.get(row.idempotencyKey!)!, i, row.registered, rows)));
+        const out = rows.map((row, i): Submission => {
+          if (inserted.has(row.id)) return answer(row);
+          return duplicateOf(originals.get(row.idempotencyKey!)!, i, row.registered, rows);
+        });
 
         const fresh = rows.filter((row) => inserted.has(row.id));
         const needed = billable(fresh);
