@@ -17,7 +17,9 @@ function slowPost(url: string, pathname: string, body: unknown, midway: () => vo
     const req = http.request(`${url}${pathname}`, {
       method: 'POST',
       agent: false,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-length': payload.length },
+      // Asking to keep the connection (agent: false alone would ask to close it), so a
+      // `Connection: close` in the answer is the server's own.
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-length': payload.length, connection: 'keep-alive' },
     });
     req.on('error', reject);
     req.on('response', (res) => {

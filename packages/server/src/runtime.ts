@@ -9,7 +9,7 @@ import { Authenticator } from './auth/authenticator.js';
 import { ConfigError, type Config } from './config.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { openPglite, openPostgres, type Database } from './db/connection.js';
-import { lockDataDir } from './db/data-dir-lock.js';
+import { DataDirLockedError, lockDataDir } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { MemoryCounter, RateLimiter, RedisCounter } from './limits/rate-limiter.js';
@@ -67,6 +67,17 @@ function backgroundLoops(deps: Deps): JobLoop[] {
   return [...Array.from({ length: deps.config.delivery.loops }, () => createDeliveryWorker(deps, deps.config.delivery)), createScheduleWorker(deps), webhookLoop(deps), receiptLoop(deps), requestLogCompactor(deps)];
 }
 
+/** lockDataDir, with a directory that cannot be used reported as the setting that names it. */
+function lockOwnDataDir(dir: string): () => void {
+  try {
+    return lockDataDir(dir);
+  } catch (error) {
+    if (error instanceof DataDirLockedError) throw error;
+    // Not a directory, not writable, out of space.
+    throw new ConfigError('HERALD_DATA_DIR', `cannot be used: "${dir}" is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+}
+
 /** Listens on HOST:PORT; an address that cannot be taken is a configuration error naming the variable. */
 async function listen(app: FastifyInstance, config: Config): Promise<string> {
   try {
@@ -76,9 +87,8 @@ async function listen(app: FastifyInstance, config: Config): Promise<string> {
     await app.close().catch(() => {});
     if (code === 'EADDRINUSE') throw new ConfigError('PORT', `${config.port} is already in use on ${config.host}`);
     if (code === 'EACCES') throw new ConfigError('PORT', `${config.port} on ${config.host} needs privileges this process does not have`);
-    if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
-      throw new ConfigError('HOST', `"${config.host}" is not an address of this machine (${code})`);
-    }
+    if (code === 'EADDRNOTAVAIL') throw new ConfigError('HOST', `"${config.host}" is not an address of this machine`);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new ConfigError('HOST', `"${config.host}" could not be resolved (${code})`);
     throw error;
   }
 }
@@ -89,8 +99,9 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
   const announce = options.announce ?? ((line: string) => process.stdout.write(line + '\n'));
   const embedded = !config.databaseUrl;
   const inMemory = config.dataDir === 'memory://';
-  const release = embedded && !inMemory ? lockDataDir(config.dataDir) : () => {};
+  const release = embedded && !inMemory ? lockOwnDataDir(config.dataDir) : () => {};
   let db: Database | undefined;
+  let app: FastifyInstance | undefined;
   try {
     let encryptionKey = config.encryptionKey;
     let adminToken = config.adminToken;
@@ -136,7 +147,6 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
       now: options.now ?? (() => new Date()),
     };
 
-    let app: FastifyInstance | undefined;
     let url: string | undefined;
     if (config.role !== 'worker') {
       app = await buildApp(deps, options.routes);
@@ -161,7 +171,6 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
       url,
       close() {
         closing ??= (async () => {
-          if (app) app.inFlight.draining = true;
           await app?.close();
           // Handlers of requests whose clients went away are still running: storage stays open for them.
           if (app && !(await app.inFlight.settled(IN_FLIGHT_GRACE_MS))) {
@@ -179,6 +188,8 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
       },
     };
   } catch (error) {
+    // Listening already (a later step failed): stop taking requests on storage about to close.
+    await app?.close().catch(() => {});
     await db?.close().catch(() => {});
     release();
     throw error;

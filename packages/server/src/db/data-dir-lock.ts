@@ -1,5 +1,4 @@
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { ConfigError } from '../config.js';
 import path from 'node:path';
 
 export class DataDirLockedError extends Error {
@@ -37,13 +36,8 @@ function isAlive(pid: number): boolean {
 export function lockDataDir(dir: string): () => void {
   const lockFile = path.join(dir, 'herald.lock');
   const candidate = `${lockFile}.${process.pid}`;
-  try {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(candidate, String(process.pid));
-  } catch (error) {
-    // Not a directory, not writable, out of space: the operator's setting, named.
-    throw new ConfigError('HERALD_DATA_DIR', `cannot be used: "${dir}" is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  }
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(candidate, String(process.pid));
   try {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {

@@ -38,7 +38,7 @@ declare module 'fastify' {
 export class InFlight {
   private count = 0;
   private waiters: (() => void)[] = [];
-  /** Set when the app starts closing: every answer from then on says `Connection: close`. */
+  /** Set when the app starts closing (preClose): every answer from then on says `Connection: close`. */
   draining = false;
 
   get size(): number {
@@ -136,6 +136,10 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest('inFlight', null);
   const inFlight = new InFlight();
   app.decorate('inFlight', inFlight);
+  app.addHook('preClose', (done) => {
+    inFlight.draining = true;
+    done();
+  });
 
   function enforce(reply: FastifyReply, result: RateLimitResult) {
     setRateHeaders(reply, result);
