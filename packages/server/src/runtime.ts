@@ -78,13 +78,15 @@ function lockOwnDataDir(dir: string): () => void {
   }
 }
 
-/** Listens on HOST:PORT; an address that cannot be taken is a configuration error naming the variable. */
+/**
+ * Listens on HOST:PORT; an address that cannot be taken is a configuration error naming the
+ * variable (startHerald closes the app on any failure).
+ */
 async function listen(app: FastifyInstance, config: Config): Promise<string> {
   try {
     return await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    await app.close().catch(() => {});
     if (code === 'EADDRINUSE') throw new ConfigError('PORT', `${config.port} is already in use on ${config.host}`);
     if (code === 'EACCES') throw new ConfigError('PORT', `${config.port} on ${config.host} needs privileges this process does not have`);
     if (code === 'EADDRNOTAVAIL') throw new ConfigError('HOST', `"${config.host}" is not an address of this machine`);

@@ -34,9 +34,9 @@ function isAlive(pid: number): boolean {
  * over. Returns the release function.
  */
 export function lockDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
   const lockFile = path.join(dir, 'herald.lock');
   const candidate = `${lockFile}.${process.pid}`;
-  mkdirSync(dir, { recursive: true });
   writeFileSync(candidate, String(process.pid));
   try {
     for (let attempt = 0; attempt < 2; attempt++) {

@@ -35,8 +35,11 @@ export function legacyPayloadHash(input: NotifyInput): string {
   return sha256(canonical({ ...payload, priority: payload.priority ?? 'normal', receipt: payload.receipt ?? false }));
 }
 
-/** Whether `stored` (a key's first payload hash) is the hash of this send, as either rule made it. */
-export function samePayload(stored: string, input: NotifyInput, hash = payloadHash(input)): boolean {
+/**
+ * Whether `stored` (a key's first payload hash) is the hash of this send, as either rule made it;
+ * `hash` is payloadHash(input), computed already.
+ */
+export function samePayload(stored: string, input: NotifyInput, hash: string): boolean {
   return stored === hash || stored === legacyPayloadHash(input);
 }
 
