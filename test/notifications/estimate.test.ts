@@ -16,6 +16,28 @@ describe('estimatedDeliveryMs', () => {
   });
   after(() => gw.close());
 
+  /** The gateway's own database, counting the estimator's counts of the queue (`reads.samples`). */
+  function countingQueueReads() {
+    const reads = {
+      samples: 0,
+      db: {
+        query: (text: string, params?: unknown[]) => {
+          if (text.includes("status IN ('queued', 'sending')")) reads.samples++;
+          return gw.herald.deps.db.query(text, params);
+        },
+      },
+    };
+    return reads;
+  }
+
+  /** `count` queued SMS of the protocol to `wallet`, ids `<prefix><n>`, due after `due` (an interval). */
+  const queueSms = (protocolId: string, prefix: string, count: number, due: string) =>
+    gw.herald.deps.db.query(
+      `INSERT INTO notifications (id, protocol_id, environment, wallet, subject, body, category, channel, status, next_attempt_at)
+       SELECT $3 || i, $1, 'sandbox', $2, 's', 'b', 'system', 'sms', 'queued', now() + $4::interval FROM generate_series(1, $5::int) i`,
+      [protocolId, wallet, prefix, due, count],
+    );
+
   it("follows the chosen channel's queue depth", async () => {
     let clock = Date.now();
     const estimator = new DeliveryEstimator(gw.herald.deps.db, () => clock);
@@ -33,31 +55,20 @@ describe('estimatedDeliveryMs', () => {
 
   it('samples a long queue less often', async () => {
     let clock = Date.now();
-    let samples = 0;
-    // The gateway's own database, counting the estimator's counts of the queue.
-    const db = {
-      query: (text: string, params?: unknown[]) => {
-        if (text.includes("status IN ('queued', 'sending')")) samples++;
-        return gw.herald.deps.db.query(text, params);
-      },
-    };
+    const reads = countingQueueReads();
     const other = await gw.createProtocol({ tier: 3 });
-    await gw.herald.deps.db.query(
-      `INSERT INTO notifications (id, protocol_id, environment, wallet, subject, body, category, channel, status, next_attempt_at)
-       SELECT 'long' || i, $1, 'sandbox', $2, 's', 'b', 'system', 'sms', 'queued', now() + interval '1 day' FROM generate_series(1, 60000) i`,
-      [other.id, wallet],
-    );
+    await queueSms(other.id, 'long', 60_000, '1 day');
     try {
-      const estimator = new DeliveryEstimator(db, () => clock);
+      const estimator = new DeliveryEstimator(reads.db, () => clock);
       await estimator.sample();
       assert.ok(estimator.estimate('sms') > 60_000, 'the queue was counted');
       clock += 1100;
       estimator.estimate('sms');
-      assert.equal(samples, 1, 'not again after a second: 60,000 rows wait 1.5 s');
+      assert.equal(reads.samples, 1, 'not again after a second: 60,000 rows wait 1.5 s');
       clock += 500;
       estimator.estimate('sms');
       await new Promise((resolve) => setTimeout(resolve, 200));
-      assert.equal(samples, 2);
+      assert.equal(reads.samples, 2);
     } finally {
       await gw.herald.deps.db.query("DELETE FROM notifications WHERE id LIKE 'long%'");
     }
@@ -78,37 +89,27 @@ describe('estimatedDeliveryMs', () => {
 
   it('samples again before answering when the last sample is long overdue (an idle gateway)', async () => {
     let clock = Date.now();
-    let samples = 0;
-    const db = {
-      query: (text: string, params?: unknown[]) => {
-        if (text.includes("status IN ('queued', 'sending')")) samples++;
-        return gw.herald.deps.db.query(text, params);
-      },
-    };
+    const reads = countingQueueReads();
     // A generous bound on the wait, so a loaded machine cannot make the sample miss it.
-    const estimator = new DeliveryEstimator(db, () => clock, 10_000);
+    const estimator = new DeliveryEstimator(reads.db, () => clock, 10_000);
     await estimator.fresh();
-    assert.equal(samples, 1, 'the first answer waits for a first sample');
+    assert.equal(reads.samples, 1, 'the first answer waits for a first sample');
     const before = estimator.estimate('sms');
-    await gw.herald.deps.db.query(
-      `INSERT INTO notifications (id, protocol_id, environment, wallet, subject, body, category, channel, status, next_attempt_at)
-       SELECT 'idle' || i, $1, 'sandbox', $2, 's', 'b', 'system', 'sms', 'queued', now() + interval '1 day' FROM generate_series(1, 500) i`,
-      [acme.id, wallet],
-    );
+    await queueSms(acme.id, 'idle', 500, '1 day');
     try {
       clock += 2000;
       assert.equal(estimator.fresh(), undefined, 'a sample just due is not waited for');
-      assert.equal(samples, 1);
+      assert.equal(reads.samples, 1);
       estimator.estimate('sms'); // ...but taken in the background
       await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.equal(samples, 2);
+      assert.equal(reads.samples, 2);
       assert.ok(estimator.estimate('sms') > before + 5000, 'the 500 queued messages are counted');
 
       await gw.herald.deps.db.query("DELETE FROM notifications WHERE id LIKE 'idle%'");
       clock += 60_000;
       // a burst after the quiet minute: every request waits for the one new sample
       await Promise.all([estimator.fresh(), estimator.fresh(), estimator.fresh()]);
-      assert.equal(samples, 3, 'after a minute without requests the answers wait for one new sample');
+      assert.equal(reads.samples, 3, 'after a minute without requests the answers wait for one new sample');
       assert.equal(estimator.estimate('sms'), before, 'the drained queue is seen at once');
     } finally {
       await gw.herald.deps.db.query("DELETE FROM notifications WHERE id LIKE 'idle%'");
@@ -120,22 +121,16 @@ describe('estimatedDeliveryMs', () => {
     const db = gw.herald.deps.db;
     const estimator = new DeliveryEstimator(db, () => clock);
     const other = await gw.createProtocol({ tier: 3 });
-    const queue = (prefix: string, count: number, due: string) =>
-      db.query(
-        `INSERT INTO notifications (id, protocol_id, environment, wallet, subject, body, category, channel, status, next_attempt_at)
-         SELECT $3 || i, $1, 'sandbox', $2, 's', 'b', 'system', 'sms', 'queued', now() + $4::interval FROM generate_series(1, $5::int) i`,
-        [other.id, wallet, prefix, due, count],
-      );
     try {
       await estimator.sample(); // the first sample only marks where attempts start
       // 100 SMS delivered in the next second: faster than the default rate, so it is learnt
-      await queue('done', 100, '0 s');
+      await queueSms(other.id, 'done', 100, '0 s');
       await db.query(`INSERT INTO delivery_attempts (notification_id, attempt, channel, provider, outcome, duration_ms) SELECT 'done' || i, 1, 'sms', 'twilio', 'delivered', 300 FROM generate_series(1, 100) i`);
       await db.query("UPDATE notifications SET status = 'delivered', delivered_at = now() WHERE id LIKE 'done%'");
       clock += 1000;
       await estimator.sample();
       // then only messages waiting for a retry an hour away, and nothing delivered for two windows
-      await queue('later', 10, '1 hour');
+      await queueSms(other.id, 'later', 10, '1 hour');
       clock += 1000;
       await estimator.sample();
       const learnt = estimator.estimate('sms');
