@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Database } from '../../packages/server/src/db/connection.js';
 import { newId } from '../../packages/server/src/ids.js';
 import { reserveSends, sendsThisPeriod, type QuotaProtocol } from '../../packages/server/src/limits/quota.js';
-import { insertNotificationsReservingMany, type NewNotification } from '../../packages/server/src/notifications/notification-store.js';
+import { insertNotificationsReservingMany, type DraftNotification, type ReservingInsert } from '../../packages/server/src/notifications/notification-store.js';
 import { call, startGateway, type TestGateway } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
 
@@ -80,13 +80,14 @@ describe('concurrent single sends', () => {
   });
 
   describe('insertNotificationsReservingMany', () => {
-    const rowsFor = (protocolId: string, count: number): NewNotification[] =>
+    const rowsFor = (protocolId: string, count: number): DraftNotification[] =>
       Array.from({ length: count }, (_, i) => ({
         id: newId.notification(), protocolId, environment: 'production', wallet, subject: `direct ${i}`, body: 'b', category: 'defi',
-        priority: 'normal', preferredChannel: null, channel: 'email', status: 'queued', idempotencyKey: null, payloadHash: 'h',
-        templateId: null, templateVersion: null, templateVariables: null, broadcastId: null, scheduleId: null, lastError: null,
-        writeReceipt: false, receiptStatus: 'disabled', receiptFailureReason: null, createdAt: new Date(),
+        priority: 'normal', preferredChannel: null, idempotencyKey: null, payloadHash: null, templateId: null, templateVersion: null,
+        templateVariables: null, broadcastId: null, scheduleId: null, writeReceipt: false, createdAt: new Date(), requireRegistered: true,
       }));
+    /** Whether each request's sends were reserved (and its rows written). */
+    const reserving = async (inserts: ReservingInsert[]) => (await insertNotificationsReservingMany(db, inserts)).map((answer) => answer.reserved);
     const count = async (protocolId: string) =>
       (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM notifications WHERE protocol_id = $1', [protocolId]))[0].n;
 
@@ -95,10 +96,10 @@ describe('concurrent single sends', () => {
       const full = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
       assert.equal(await reserveSends(db, full, 50_000, new Date()), true);
       const now = new Date();
-      const answers = await insertNotificationsReservingMany(db, [
-        { rows: rowsFor(a.id, 2), reservation: { protocol: a, count: 2, now } },
-        { rows: rowsFor(full.id, 1), reservation: { protocol: full, count: 1, now } },
-        { rows: rowsFor(a.id, 1), reservation: { protocol: a, count: 1, now } },
+      const answers = await reserving([
+        { rows: rowsFor(a.id, 2), protocol: a, now },
+        { rows: rowsFor(full.id, 1), protocol: full, now },
+        { rows: rowsFor(a.id, 1), protocol: a, now },
       ]);
       assert.deepEqual(answers, [true, false, true]);
       assert.equal(await count(a.id), 3);
@@ -111,10 +112,10 @@ describe('concurrent single sends', () => {
       const p = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
       assert.equal(await reserveSends(db, p, 49_997, new Date()), true);
       const now = new Date();
-      const answers = await insertNotificationsReservingMany(db, [
-        { rows: rowsFor(p.id, 2), reservation: { protocol: p, count: 2, now } },
-        { rows: rowsFor(p.id, 2), reservation: { protocol: p, count: 2, now } },
-        { rows: rowsFor(p.id, 1), reservation: { protocol: p, count: 1, now } },
+      const answers = await reserving([
+        { rows: rowsFor(p.id, 2), protocol: p, now },
+        { rows: rowsFor(p.id, 2), protocol: p, now },
+        { rows: rowsFor(p.id, 1), protocol: p, now },
       ]);
       assert.deepEqual(answers, [true, false, true], '2 fit, then 2 more do not, then the last 1 does');
       assert.equal(await count(p.id), 3);
@@ -125,7 +126,7 @@ describe('concurrent single sends', () => {
       const full = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
       assert.equal(await reserveSends(db, full, 49_999, new Date()), true);
       const now = new Date();
-      assert.deepEqual(await insertNotificationsReservingMany(db, [{ rows: rowsFor(full.id, 2), reservation: { protocol: full, count: 2, now } }]), [false]);
+      assert.deepEqual(await reserving([{ rows: rowsFor(full.id, 2), protocol: full, now }]), [false]);
       assert.equal(await count(full.id), 0, 'the rows written before the reservation was refused are undone');
       assert.equal(await sendsThisPeriod(db, full.id, now), 49_999);
     });
@@ -136,12 +137,12 @@ describe('concurrent single sends', () => {
       assert.equal(await reserveSends(db, p, 50_000, new Date()), true);
       const now = new Date();
       for (let i = 0; i < 2; i++) {
-        assert.deepEqual(await insertNotificationsReservingMany(db, [{ rows: rowsFor(p.id, 1), reservation: { protocol: p, count: 1, now } }]), [false]);
+        assert.deepEqual(await reserving([{ rows: rowsFor(p.id, 1), protocol: p, now }]), [false]);
       }
       // Overage turned on: the same protocol's sends fit again.
       const withOverage = { ...p, overage_enabled: true };
       assert.deepEqual(
-        await insertNotificationsReservingMany(db, [{ rows: rowsFor(p.id, 2), reservation: { protocol: withOverage, count: 2, now } }]),
+        await reserving([{ rows: rowsFor(p.id, 2), protocol: withOverage, now }]),
         [true],
       );
       assert.equal(await count(p.id), 2);
@@ -156,9 +157,9 @@ describe('concurrent single sends', () => {
       // Eight batches at once, each wanting 3 of the 10 sends left and 5 of an unlimited quota.
       const answers = await Promise.all(
         Array.from({ length: 8 }, () =>
-          insertNotificationsReservingMany(db, [
-            { rows: rowsFor(unlimited.id, 5), reservation: { protocol: unlimited, count: 5, now } },
-            { rows: rowsFor(limited.id, 3), reservation: { protocol: limited, count: 3, now } },
+          reserving([
+            { rows: rowsFor(unlimited.id, 5), protocol: unlimited, now },
+            { rows: rowsFor(limited.id, 3), protocol: limited, now },
           ]),
         ),
       );
@@ -176,9 +177,9 @@ describe('concurrent single sends', () => {
       const now = new Date();
       const sandbox = rowsFor(full.id, 2).map((row) => ({ ...row, environment: 'sandbox' as const }));
       const other = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
-      const answers = await insertNotificationsReservingMany(db, [
-        { rows: sandbox, reservation: { protocol: full, count: 0, now } },
-        { rows: rowsFor(other.id, 1), reservation: { protocol: other, count: 1, now } },
+      const answers = await reserving([
+        { rows: sandbox, protocol: full, now },
+        { rows: rowsFor(other.id, 1), protocol: other, now },
       ]);
       assert.deepEqual(answers, [true, true]);
       assert.equal(await count(full.id), 2);

@@ -1,17 +1,10 @@
 import type { Channel } from '../channels/provider.js';
 import type { Queryable } from '../db/connection.js';
-import { DEFAULT_CHANNEL_ORDER } from '../notifications/choose-channel.js';
+import { DEFAULT_CHANNEL_ORDER, NO_CHANNEL, VERIFIED } from '../notifications/choose-channel.js';
 import type { NotificationStatus } from '../notifications/notification-store.js';
 import { sqlBase32Suffix } from './fan-out-ids.js';
 
-/** A channel is reachable when its contact is stored and verified (as in loadReachability). */
-const VERIFIED: Record<Channel, string> = {
-  email: '(i.email_enc IS NOT NULL AND i.email_verified_at IS NOT NULL)',
-  sms: '(i.phone_enc IS NOT NULL AND i.phone_verified_at IS NOT NULL)',
-  telegram: '(i.telegram_chat_enc IS NOT NULL AND i.telegram_linked_at IS NOT NULL)',
-};
-
-/** chooseChannel without a preferred channel, as SQL: the first subscribed and verified channel in the default order. */
+/** decideChannels for subscribers, who have no preferred channel: the first subscribed and verified channel in the default order. */
 const CHOSEN_CHANNEL = `CASE ${DEFAULT_CHANNEL_ORDER.map((c) => `WHEN '${c}' = ANY(s.channels) AND ${VERIFIED[c]} THEN '${c}'`).join(' ')} END`;
 
 export interface FanOut {
@@ -52,8 +45,8 @@ export async function fanOutBroadcast(db: Queryable, f: FanOut): Promise<{ chann
               CASE WHEN a.channel IS NULL THEN 'failed' ELSE 'queued' END,
               $6, $7::text, $8::int, $9::jsonb, $10,
               CASE WHEN a.channel IS NOT NULL THEN NULL
-                   WHEN a.has_verified THEN 'no verified channel among the subscribed channels'
-                   ELSE 'wallet has no verified channel' END,
+                   WHEN a.has_verified THEN '${NO_CHANNEL.noneSubscribed}'
+                   ELSE '${NO_CHANNEL.noneVerified}' END,
               $11::boolean,
               CASE WHEN NOT $11::boolean THEN 'disabled' WHEN a.channel IS NULL THEN 'failed' ELSE 'pending' END,
               CASE WHEN $11::boolean THEN $12::timestamptz END,

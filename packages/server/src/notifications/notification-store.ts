@@ -1,13 +1,18 @@
 import type { Channel } from '../channels/provider.js';
 import type { Database, Queryable } from '../db/connection.js';
-import type { Reachability } from './choose-channel.js';
 import { boolArray, int4Array, jsonbArray, textArray, timestamptzArray } from '../db/binary-array.js';
 import { Coalescer } from '../db/coalescer.js';
-import { reservationParams, type QuotaReservation } from '../limits/quota.js';
+import { reservationParams, type QuotaProtocol } from '../limits/quota.js';
+import { decideChannels } from './choose-channel.js';
 
 export type NotificationStatus = 'queued' | 'sending' | 'delivered' | 'bounced' | 'failed' | 'opted_out';
 
-export interface NewNotification {
+/**
+ * A notification as the send path hands it to the store: what the request says. Its channel,
+ * status, error and receipt status are decided by the statement that writes it (decideChannels),
+ * from the recipient's identity and subscription at that moment.
+ */
+export interface DraftNotification {
   id: string;
   protocolId: string;
   environment: 'production' | 'sandbox';
@@ -16,9 +21,7 @@ export interface NewNotification {
   body: string;
   category: string;
   priority: string;
-  preferredChannel: string | null;
-  channel: Channel | null;
-  status: 'queued' | 'failed' | 'opted_out';
+  preferredChannel: Channel | null;
   idempotencyKey: string | null;
   /** Set only with an idempotency key: what a request reusing the key is compared with. */
   payloadHash: string | null;
@@ -27,85 +30,52 @@ export interface NewNotification {
   templateVariables: Record<string, unknown> | null;
   broadcastId: string | null;
   scheduleId: string | null;
-  lastError: string | null;
   writeReceipt: boolean;
-  receiptStatus: 'disabled' | 'pending' | 'failed';
-  receiptFailureReason: string | null;
   createdAt: Date;
+  /** A single send: not written at all when the wallet has no identity (the request is a 404). */
+  requireRegistered: boolean;
 }
 
-/**
- * Registration, verified channels and subscription of each wallet, in one round trip. A channel is
- * reachable when its contact is stored and verified (linked, for Telegram).
- */
-export async function loadReachability(db: Queryable, protocolId: string, wallets: string[]): Promise<Map<string, Reachability>> {
-  return (await loadReachabilityMany(db, [{ protocolId, wallets }]))[0];
-}
-
-/** loadReachability for several senders' requests at once (one round trip), one map per request. */
-export async function loadReachabilityMany(db: Queryable, requests: { protocolId: string; wallets: string[] }[]): Promise<Map<string, Reachability>[]> {
-  const request: number[] = [];
-  const protocols: string[] = [];
-  const wallets: string[] = [];
-  requests.forEach((r, i) => {
-    for (const wallet of r.wallets) {
-      request.push(i);
-      protocols.push(r.protocolId);
-      wallets.push(wallet);
-    }
-  });
-  const rows = await db.query<{
-    request: number;
-    wallet: string;
-    email: boolean;
-    sms: boolean;
-    telegram: boolean;
-    subscribed: boolean | null;
-    channels: Channel[] | null;
-  }>(
-    `SELECT q.request, i.wallet,
-            (i.email_enc IS NOT NULL AND i.email_verified_at IS NOT NULL) AS email,
-            (i.phone_enc IS NOT NULL AND i.phone_verified_at IS NOT NULL) AS sms,
-            (i.telegram_chat_enc IS NOT NULL AND i.telegram_linked_at IS NOT NULL) AS telegram,
-            s.subscribed, s.channels
-     FROM unnest($1::int[], $2::text[], $3::text[]) AS q(request, protocol_id, wallet)
-     JOIN identities i ON i.wallet = q.wallet
-     LEFT JOIN subscriptions s ON s.protocol_id = q.protocol_id AND s.wallet = q.wallet`,
-    [int4Array(request), textArray(protocols), textArray(wallets)],
-  );
-  const result = requests.map(() => new Map<string, Reachability>());
-  for (const row of rows) {
-    const verified = (['email', 'telegram', 'sms'] as const).filter((c) => row[c]);
-    result[row.request].set(row.wallet, {
-      verified,
-      subscription: row.subscribed === null ? undefined : { subscribed: row.subscribed, channels: row.channels ?? [] },
-    });
-  }
-  return result;
+/** What the statement decided for a draft (decideChannels). */
+export interface Decision {
+  registered: boolean;
+  channel: Channel | null;
+  status: 'queued' | 'failed' | 'opted_out';
 }
 
 const COLUMNS = `id, protocol_id, environment, wallet, subject, body, category, priority, preferred_channel, channel, status,
   idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id, last_error,
   write_receipt, receipt_status, receipt_failure_reason, receipt_requested_at, next_attempt_at, created_at, updated_at`;
 
-/** INSERT … SELECT of rows given as the 23 column arrays of rowArrays ($1 … $23). */
-const INSERT_ROWS = `INSERT INTO notifications (${COLUMNS})
-     SELECT id, protocol_id, environment, wallet, subject, body, category, priority, preferred_channel, channel, status,
-            idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id, last_error,
-            write_receipt, receipt_status, receipt_failure_reason,
-            CASE WHEN write_receipt THEN created_at END,
-            CASE WHEN status = 'queued' THEN created_at END,
-            created_at, created_at
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-                 $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::int[], $16::jsonb[], $17::text[], $18::text[],
-                 $19::text[], $20::boolean[], $21::text[], $22::text[], $23::timestamptz[])
-          AS r(id, protocol_id, environment, wallet, subject, body, category, priority, preferred_channel, channel, status,
+/** The drafts, from the 19 column arrays of draftArrays ($1 … $19), as `r`, numbered from 1 in input order (`ord`). */
+const DRAFTS = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                 $10::text[], $11::text[], $12::text[], $13::int[], $14::jsonb[], $15::text[], $16::text[], $17::boolean[],
+                 $18::timestamptz[], $19::boolean[])
+          WITH ORDINALITY AS r(id, protocol_id, environment, wallet, subject, body, category, priority, preferred_channel,
                idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id,
-               last_error, write_receipt, receipt_status, receipt_failure_reason, created_at)`;
+               write_receipt, created_at, require_registered, ord)`;
 
-/** INSERT_ROWS's 23 parameters: one binary array per column (db/binary-array.ts). */
-function rowArrays(rows: NewNotification[]): Buffer[] {
-  const text = (pick: (row: NewNotification) => string | null) => textArray(rows.map(pick));
+/** The `decided` drafts (decideChannels over DRAFTS), written in input order; `where` narrows them further. */
+const INSERT_DECIDED = (where = '') => `INSERT INTO notifications (${COLUMNS})
+       SELECT id, protocol_id, environment, wallet, subject, body, category, priority, preferred_channel, channel, status,
+              idempotency_key, payload_hash, template_id, template_version, template_variables, broadcast_id, schedule_id, last_error,
+              write_receipt,
+              CASE WHEN NOT write_receipt THEN 'disabled' WHEN status = 'queued' THEN 'pending' ELSE 'failed' END,
+              -- A notification that will never be delivered can never get a receipt.
+              CASE WHEN write_receipt AND status <> 'queued' THEN 'notification was not delivered (' || status || ')' END,
+              CASE WHEN write_receipt THEN created_at END,
+              CASE WHEN status = 'queued' THEN created_at END,
+              created_at, created_at
+       FROM decided
+       WHERE (registered OR NOT require_registered)${where}
+       ORDER BY ord`;
+
+/** Each draft's decision, in input order. */
+const DECISIONS = 'SELECT ord::int AS ord, registered, channel, status';
+
+/** DRAFTS's 19 parameters: one binary array per column (db/binary-array.ts). */
+function draftArrays(rows: DraftNotification[]): Buffer[] {
+  const text = (pick: (row: DraftNotification) => string | null) => textArray(rows.map(pick));
   return [
     text((r) => r.id),
     text((r) => r.protocolId),
@@ -116,8 +86,6 @@ function rowArrays(rows: NewNotification[]): Buffer[] {
     text((r) => r.category),
     text((r) => r.priority),
     text((r) => r.preferredChannel),
-    text((r) => r.channel),
-    text((r) => r.status),
     text((r) => r.idempotencyKey),
     text((r) => r.payloadHash),
     text((r) => r.templateId),
@@ -125,48 +93,60 @@ function rowArrays(rows: NewNotification[]): Buffer[] {
     jsonbArray(rows.map((r) => (r.templateVariables ? JSON.stringify(r.templateVariables) : null))),
     text((r) => r.broadcastId),
     text((r) => r.scheduleId),
-    text((r) => r.lastError),
     boolArray(rows.map((r) => r.writeReceipt)),
-    text((r) => r.receiptStatus),
-    text((r) => r.receiptFailureReason),
     timestamptzArray(rows.map((r) => r.createdAt)),
+    boolArray(rows.map((r) => r.requireRegistered)),
   ];
 }
 
+const decision = (row: Decision): Decision => ({ registered: row.registered, channel: row.channel, status: row.status });
+
 /**
- * Inserts the rows in one statement. Rows whose idempotency key is already taken (by a committed
- * row, a concurrent transaction that then commits, or an earlier row of the same batch) are skipped;
- * the ids actually inserted are returned.
+ * Decides each draft's channel and writes it, in one statement. Drafts whose idempotency key is
+ * already taken (by a committed row, a concurrent transaction that then commits, or an earlier
+ * draft of the same call) are not written. Answers each draft's decision and whether it was written.
  */
-export async function insertNotifications(db: Queryable, rows: NewNotification[]): Promise<Set<string>> {
-  const inserted = await db.query<{ id: string }>(
-    `${INSERT_ROWS}
-     ON CONFLICT (protocol_id, environment, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-     RETURNING id`,
-    rowArrays(rows),
+export async function insertNotifications(db: Queryable, drafts: DraftNotification[]): Promise<(Decision & { inserted: boolean })[]> {
+  const rows = await db.query<Decision & { inserted: boolean }>(
+    `WITH ${decideChannels(DRAFTS)}, inserted AS (
+       ${INSERT_DECIDED()}
+       ON CONFLICT (protocol_id, environment, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING id
+     )
+     ${DECISIONS}, id IN (SELECT id FROM inserted) AS inserted FROM decided ORDER BY ord`,
+    draftArrays(drafts),
   );
-  return new Set(inserted.map((r) => r.id));
+  return rows.map((row) => ({ ...decision(row), inserted: row.inserted }));
 }
 
-/** A request's rows and the reservation they need, for insertNotificationsReservingMany. */
+/** A request's drafts and whose quota they are reserved from, for insertNotificationsReservingMany. */
 export interface ReservingInsert {
-  rows: NewNotification[];
-  reservation: QuotaReservation;
+  rows: DraftNotification[];
+  protocol: QuotaProtocol;
+  now: Date;
 }
+
+/** Per request: whether its sends fitted the quota (and so its rows were written), and each draft's decision. */
+export interface ReservingAnswer {
+  reserved: boolean;
+  decisions: Decision[];
+}
+
+/** The sends a request's decisions reserve: queued production notifications (sandbox sends are not billed). */
+export const billable = (rows: DraftNotification[], decisions: Decision[]) =>
+  decisions.filter((d, i) => d.status === 'queued' && rows[i].environment === 'production').length;
 
 /**
- * Inserts the rows of several requests without idempotency keys (which are all inserted) and
- * reserves each request's sends, in one statement and so one atomic step without a transaction
- * around it; answers, per request, whether its reservation fitted (and so whether its rows were
- * written).
- *
- * The statement first writes every row, then reserves each protocol's sends together (protocols
- * in id order, so concurrent statements lock usage rows in the same order): the usage rows stay
- * locked only from the reservation to the commit, so concurrent batches write their rows side by
- * side. A reservation that does not fit fails the statement (herald_refuse_unreserved), which
- * undoes every row, and the batch is run again reserving first (reserveFirst).
+ * Writes the drafts of several requests without idempotency keys (which are all written, but for
+ * a single send's unregistered wallet) and reserves each request's sends, in one statement and so
+ * one atomic step without a transaction around it: each draft's channel is decided (decideChannels),
+ * the rows written, then each protocol's sends reserved together (protocols in id order, so
+ * concurrent statements lock usage rows in the same order). The usage rows stay locked only from
+ * the reservation to the commit, so concurrent batches write their rows side by side. A
+ * reservation that does not fit fails the statement (herald_refuse_unreserved), which undoes every
+ * row, and the batch is run again reserving first (reserveFirst).
  */
-export async function insertNotificationsReservingMany(db: Queryable, inserts: ReservingInsert[]): Promise<boolean[]> {
+export async function insertNotificationsReservingMany(db: Queryable, inserts: ReservingInsert[]): Promise<ReservingAnswer[]> {
   const groups = reservationGroups(inserts);
   if (!groups) return oneByOne(db, inserts);
   const rows = inserts.flatMap((insert) => insert.rows);
@@ -175,19 +155,30 @@ export async function insertNotificationsReservingMany(db: Queryable, inserts: R
   // make every batch it joins run twice.
   if (groups.some((group) => refusedIn.get(group.protocolId) === group.periodStart)) return reserveFirst(db, inserts, rows, groups);
   try {
-    await db.query(
-      `WITH inserted AS (
-         ${INSERT_ROWS}
+    const decided = await db.query<Decision>(
+      `WITH ${decideChannels(DRAFTS)}, inserted AS (
+         ${INSERT_DECIDED()}
          RETURNING 1
-       ), ${RESERVE_GROUPS('SELECT count(*) FROM inserted')}
-       SELECT herald_refuse_unreserved(count(*)) FROM want w WHERE w.count > 0 AND w.protocol_id NOT IN (SELECT protocol_id FROM reserve)`,
-      [...rowArrays(rows), ...groupParams(groups)],
+       ), ${RESERVE_GROUPS('SELECT count(*) FROM inserted')}, refused AS (
+         SELECT herald_refuse_unreserved(count(*)) FROM want w WHERE w.count > 0 AND w.protocol_id NOT IN (SELECT protocol_id FROM reserve)
+       )
+       ${DECISIONS} FROM decided, refused ORDER BY ord`,
+      [...draftArrays(rows), ...groupParams(groups)],
     );
-    return inserts.map(() => true);
+    return answersFor(inserts, decided, () => true);
   } catch (error) {
     if ((error as { code?: unknown }).code !== QUOTA_REFUSED) throw error;
   }
   return reserveFirst(db, inserts, rows, groups);
+}
+
+/** The statement's decisions (one per draft, in order) split back into its requests' answers. */
+function answersFor<D extends Decision>(inserts: ReservingInsert[], decided: D[], reserved: (rows: D[]) => boolean): ReservingAnswer[] {
+  let at = 0;
+  return inserts.map((insert) => {
+    const rows = decided.slice(at, (at += insert.rows.length));
+    return { reserved: reserved(rows), decisions: rows.map(decision) };
+  });
 }
 
 /** Raised by herald_refuse_unreserved (migration 016). */
@@ -202,7 +193,6 @@ interface ReservationGroup {
   periodStart: unknown;
   /** The protocol's monthly limit; null with overage on. */
   quotaLimit: unknown;
-  count: number;
   requests: number[];
 }
 
@@ -210,14 +200,12 @@ interface ReservationGroup {
 function reservationGroups(inserts: ReservingInsert[]): ReservationGroup[] | undefined {
   const byProtocol = new Map<string, ReservationGroup>();
   for (const [i, insert] of inserts.entries()) {
-    const { protocol, count } = insert.reservation;
-    const [, periodStart, , quotaLimit] = reservationParams(insert.reservation);
-    const group = byProtocol.get(protocol.id);
-    if (!group) byProtocol.set(protocol.id, { protocolId: protocol.id, periodStart, quotaLimit, count, requests: [i] });
+    const [, periodStart, , quotaLimit] = reservationParams({ protocol: insert.protocol, now: insert.now, count: 0 });
+    const group = byProtocol.get(insert.protocol.id);
+    if (!group) byProtocol.set(insert.protocol.id, { protocolId: insert.protocol.id, periodStart, quotaLimit, requests: [i] });
     else {
       // A batch across a month boundary: the two periods are separate counters.
       if (group.periodStart !== periodStart) return undefined;
-      group.count += count;
       group.requests.push(i);
     }
   }
@@ -225,13 +213,17 @@ function reservationGroups(inserts: ReservingInsert[]): ReservationGroup[] | und
 }
 
 /**
- * The `want` and `reserve` CTEs: each group's sends ($24 … $27, from groupParams) reserved in
- * protocol id order, with the limit in the WHERE so a counter never passes its quota; `reserve`
- * returns the protocols whose reservation fitted. `after`, when given, is a subquery the
- * reservation waits for (it runs first).
+ * The `want` and `reserve` CTEs: each group's sends (queued production rows of `decided`, for the
+ * groups of groupParams, $20 … $22) reserved in protocol id order, with the limit in the WHERE so
+ * a counter never passes its quota; `reserve` returns the protocols whose reservation fitted.
+ * `after`, when given, is a subquery the reservation waits for (it runs first).
  */
 const RESERVE_GROUPS = (after?: string) => `want AS (
-         SELECT * FROM unnest($24::text[], $25::date[], $26::int[], $27::int[]) WITH ORDINALITY AS w(protocol_id, period_start, count, quota_limit, ord)
+         SELECT g.protocol_id, g.period_start, coalesce(n.count, 0)::int AS count, g.quota_limit, g.ord
+         FROM unnest($20::text[], $21::date[], $22::int[]) WITH ORDINALITY AS g(protocol_id, period_start, quota_limit, ord)
+         LEFT JOIN (
+           SELECT protocol_id, count(*) AS count FROM decided WHERE status = 'queued' AND environment = 'production' GROUP BY protocol_id
+         ) n ON n.protocol_id = g.protocol_id
        ), reserve AS (
          INSERT INTO usage_periods AS u (protocol_id, period_start, sends)
          SELECT protocol_id, period_start, count FROM want
@@ -245,7 +237,6 @@ const RESERVE_GROUPS = (after?: string) => `want AS (
 const groupParams = (groups: ReservationGroup[]) => [
   groups.map((group) => group.protocolId),
   groups.map((group) => group.periodStart),
-  groups.map((group) => group.count),
   groups.map((group) => group.quotaLimit),
 ];
 
@@ -255,30 +246,35 @@ const groupParams = (groups: ReservationGroup[]) => [
  * together, each is tried again on its own, in order, so every request gets the answer it would
  * have had alone.
  */
-async function reserveFirst(db: Queryable, inserts: ReservingInsert[], rows: NewNotification[], groups: ReservationGroup[]): Promise<boolean[]> {
+async function reserveFirst(db: Queryable, inserts: ReservingInsert[], rows: DraftNotification[], groups: ReservationGroup[]): Promise<ReservingAnswer[]> {
   const answers = await reserveFirstAnswers(db, inserts, rows, groups);
   for (const group of groups) {
-    if (group.count === 0 || group.requests.some((i) => answers[i])) refusedIn.delete(group.protocolId);
+    const wanted = group.requests.some((i) => billable(inserts[i].rows, answers[i].decisions) > 0);
+    if (!wanted || group.requests.some((i) => answers[i].reserved)) refusedIn.delete(group.protocolId);
     else refusedIn.set(group.protocolId, group.periodStart);
   }
   return answers;
 }
 
-async function reserveFirstAnswers(db: Queryable, inserts: ReservingInsert[], rows: NewNotification[], groups: ReservationGroup[]): Promise<boolean[]> {
-  const allowed = await db.query<{ protocol_id: string }>(
-    `WITH ${RESERVE_GROUPS()}, allowed AS (
+async function reserveFirstAnswers(
+  db: Queryable,
+  inserts: ReservingInsert[],
+  rows: DraftNotification[],
+  groups: ReservationGroup[],
+): Promise<ReservingAnswer[]> {
+  const decided = await db.query<Decision & { allowed: boolean }>(
+    `WITH ${decideChannels(DRAFTS)}, ${RESERVE_GROUPS()}, allowed AS (
        SELECT protocol_id FROM want WHERE count = 0 UNION ALL SELECT protocol_id FROM reserve
      ), inserted AS (
-       ${INSERT_ROWS}
-       WHERE r.protocol_id IN (SELECT protocol_id FROM allowed)
+       ${INSERT_DECIDED(' AND protocol_id IN (SELECT protocol_id FROM allowed)')}
      )
-     SELECT protocol_id FROM allowed`,
-    [...rowArrays(rows), ...groupParams(groups)],
+     ${DECISIONS}, protocol_id IN (SELECT protocol_id FROM allowed) AS allowed FROM decided ORDER BY ord`,
+    [...draftArrays(rows), ...groupParams(groups)],
   );
-  const fitted = new Set(allowed.map((row) => row.protocol_id));
-  const answers = inserts.map((insert) => fitted.has(insert.reservation.protocol.id));
+  // A request's rows all have its protocol's answer.
+  const answers = answersFor(inserts, decided, (rows) => rows[0].allowed);
   for (const group of groups) {
-    if (fitted.has(group.protocolId) || group.requests.length === 1) continue;
+    if (answers[group.requests[0]].reserved || group.requests.length === 1) continue;
     // Too many together for what is left: each request on its own, first come first served.
     const alone = await oneByOne(db, group.requests.map((i) => inserts[i]));
     group.requests.forEach((i, k) => (answers[i] = alone[k]));
@@ -286,55 +282,48 @@ async function reserveFirstAnswers(db: Queryable, inserts: ReservingInsert[], ro
   return answers;
 }
 
-async function oneByOne(db: Queryable, inserts: ReservingInsert[]): Promise<boolean[]> {
-  const answers: boolean[] = [];
+async function oneByOne(db: Queryable, inserts: ReservingInsert[]): Promise<ReservingAnswer[]> {
+  const answers: ReservingAnswer[] = [];
   for (const insert of inserts) answers.push(...(await reserveFirstAnswers(db, [insert], insert.rows, reservationGroups([insert])!)));
   return answers;
 }
 
 /**
- * The send path's two statements for requests without idempotency keys (reachability, then the
- * reserving insert), each run for many concurrent requests at once (see Coalescer): under load one
- * statement and one commit serve a whole batch of requests instead of one each.
+ * The send path's statement for requests without idempotency keys (the deciding, reserving
+ * insert), run for many concurrent requests at once (see Coalescer): under load one statement and
+ * one commit serve a whole batch of requests instead of one each.
  */
-export interface SendBatches {
-  reachability: Coalescer<{ protocolId: string; wallets: string[] }, Map<string, Reachability>>;
-  insert: Coalescer<ReservingInsert, boolean>;
-}
+export type SendBatch = Coalescer<ReservingInsert, ReservingAnswer>;
 
-const sendBatches = new WeakMap<Queryable, SendBatches>();
+const sendBatches = new WeakMap<Queryable, SendBatch>();
 
-/** The send batches of a database (one pair per database handle). */
-export function sendBatchesFor(db: Queryable): SendBatches {
-  let batches = sendBatches.get(db);
-  if (!batches) {
+/** The send batch of a database (one per database handle). */
+export function sendBatchFor(db: Queryable): SendBatch {
+  let batch = sendBatches.get(db);
+  if (!batch) {
     // PGlite runs one statement at a time: a second batch in flight would only wait for the first.
     const parallel = (db as Partial<Database>).engine === 'postgres';
-    batches = {
-      reachability: new Coalescer((requests) => loadReachabilityMany(db, requests), { maxInFlight: 1, maxBatch: 200 }),
-      insert: new Coalescer((inserts) => insertNotificationsReservingMany(db, inserts), {
-        maxInFlight: parallel ? 2 : 1,
-        maxBatch: 200,
-        extraBatchWeight: ROWS_FOR_A_SECOND_INSERT,
-        weigh: (insert) => insert.rows.length,
-      }),
-    };
-    sendBatches.set(db, batches);
+    batch = new Coalescer((inserts) => insertNotificationsReservingMany(db, inserts), {
+      maxInFlight: parallel ? 2 : 1,
+      maxBatch: 200,
+      extraBatchWeight: ROWS_FOR_A_SECOND_INSERT,
+      weigh: (insert) => insert.rows.length,
+    });
+    sendBatches.set(db, batch);
   }
-  return batches;
+  return batch;
 }
 
 /**
- * Batches run one statement of each kind at a time: the reachability read of one batch overlaps
- * the insert of the one before, and a batch gathers every request that came while the previous
- * one ran. For single sends a second batch in flight only halved the batches, so each request
- * paid twice the statement's fixed cost (executor set-up, trigger, commit): about 30% more
- * PostgreSQL time per send, and a higher p99.
+ * Batches run one at a time, and a batch gathers every request that came while the previous one
+ * ran. For single sends a second batch in flight only halved the batches, so each request paid
+ * twice the statement's fixed cost (executor set-up, trigger, commit): about 30% more PostgreSQL
+ * time per send, and a higher p99.
  *
- * Inserts are the exception once this many rows wait (a few bulk requests; single sends never
- * queue that many): writing the rows is then most of a statement's time, and it no longer holds
- * the usage rows while it writes (insertNotificationsReservingMany), so a second insert runs
- * beside the first instead of waiting for it.
+ * The exception is once this many rows wait (a few bulk requests; single sends never queue that
+ * many): writing the rows is then most of a statement's time, and it no longer holds the usage
+ * rows while it writes (insertNotificationsReservingMany), so a second insert runs beside the
+ * first instead of waiting for it.
  */
 const ROWS_FOR_A_SECOND_INSERT = 500;
 
@@ -348,7 +337,7 @@ export interface IdempotentOriginal {
 export async function findByIdempotencyKeys(
   db: Queryable,
   protocolId: string,
-  environment: NewNotification['environment'],
+  environment: DraftNotification['environment'],
   keys: string[],
 ): Promise<Map<string, IdempotentOriginal>> {
   if (keys.length === 0) return new Map();

@@ -7,9 +7,15 @@ import { QuotaRefused, quotaRefusal, reserveSends } from '../limits/quota.js';
 import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
 import { resolveSendTemplates } from '../templates/resolve-send-templates.js';
 import { tierOf } from '../tiers.js';
-import { chooseChannel } from './choose-channel.js';
-import { findByIdempotencyKeys, insertNotifications, loadReachability, sendBatchesFor, type IdempotentOriginal, type NewNotification } from './notification-store.js';
-import type { Reachability } from './choose-channel.js';
+import {
+  billable,
+  findByIdempotencyKeys,
+  insertNotifications,
+  sendBatchFor,
+  type Decision,
+  type DraftNotification,
+  type IdempotentOriginal,
+} from './notification-store.js';
 import { payloadHash, samePayload } from './payload-hash.js';
 import type { NotifyInput } from './schemas.js';
 
@@ -55,91 +61,78 @@ export async function checkItems(deps: Deps, sender: Sender, items: NotifyInput[
 }
 
 /**
- * Accepts notifications: picks each one's channel (DESIGN §6), writes the rows, their quota
- * reservation and their job state in one transaction, and answers one result per item in input
- * order. Idempotency: a key already used with the same payload answers `duplicate` with the
+ * Accepts notifications: picks each one's channel (DESIGN §6, decideChannels), writes the rows,
+ * their quota reservation and their job state in one transaction, and answers one result per item
+ * in input order. Idempotency: a key already used with the same payload answers `duplicate` with the
  * original id; with a different payload the request fails with 409.
  */
 export async function submitNotifications(deps: Deps, sender: Sender, items: NotifyInput[], options: SubmitOptions): Promise<Submission[]> {
   const versions = await checkItems(deps, sender, items, options.mode);
   const protocolId = sender.protocol.id;
   const now = deps.now();
-  // Only a key's reuse is ever compared with the payload it was first sent with.
-  const hashes = items.map((item) => (item.idempotencyKey === undefined ? null : payloadHash(item)));
-
-  const buildRows = (reach: Map<string, Reachability>) =>
-    items.map((item, i): NewNotification & { registered: boolean } => {
-      const recipient = reach.get(item.wallet);
-      if (!recipient && options.mode === 'single') {
-        throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${item.wallet} has no identity with Herald`);
-      }
-      const choice = recipient ? chooseChannel(recipient, item.preferredChannel) : { outcome: 'failed' as const, reason: 'wallet not registered' };
-      const status = choice.outcome;
-      const writeReceipt = item.receipt ?? false;
-      return {
-        registered: Boolean(recipient),
-        id: newId.notification(),
-        protocolId,
-        environment: sender.environment,
-        wallet: item.wallet,
-        subject: item.subject,
-        body: item.body,
-        category: item.category,
-        priority: item.priority ?? 'normal',
-        preferredChannel: item.preferredChannel ?? null,
-        channel: choice.outcome === 'queued' ? choice.channel : null,
-        status,
-        idempotencyKey: item.idempotencyKey ?? null,
-        payloadHash: hashes[i],
-        templateId: item.templateId ?? null,
-        templateVersion: item.templateId ? versions.get(item.templateId)! : null,
-        templateVariables: item.templateVariables ?? null,
-        broadcastId: options.broadcastId ?? null,
-        scheduleId: options.scheduleId ?? null,
-        lastError: choice.outcome === 'failed' ? choice.reason : null,
-        writeReceipt,
-        // A notification that will never be delivered can never get a receipt.
-        receiptStatus: !writeReceipt ? 'disabled' : status === 'queued' ? 'pending' : 'failed',
-        receiptFailureReason: writeReceipt && status !== 'queued' ? `notification was not delivered (${status})` : null,
-        createdAt: now,
-      };
-    });
+  const drafts = items.map(
+    (item): DraftNotification => ({
+      id: newId.notification(),
+      protocolId,
+      environment: sender.environment,
+      wallet: item.wallet,
+      subject: item.subject,
+      body: item.body,
+      category: item.category,
+      priority: item.priority ?? 'normal',
+      preferredChannel: item.preferredChannel ?? null,
+      idempotencyKey: item.idempotencyKey ?? null,
+      // Only a key's reuse is ever compared with the payload it was first sent with.
+      payloadHash: item.idempotencyKey === undefined ? null : payloadHash(item),
+      templateId: item.templateId ?? null,
+      templateVersion: item.templateId ? versions.get(item.templateId)! : null,
+      templateVariables: item.templateVariables ?? null,
+      broadcastId: options.broadcastId ?? null,
+      scheduleId: options.scheduleId ?? null,
+      writeReceipt: item.receipt ?? false,
+      createdAt: now,
+      requireRegistered: options.mode === 'single',
+    }),
+  );
+  const unregistered = () => new ApiError('WALLET_NOT_REGISTERED', `Wallet ${items[0].wallet} has no identity with Herald`);
   /** Answers for the rows written, in order: each estimate counts the request's earlier rows on its channel. */
   const accepted = () => {
     const ahead = new Map<Channel, number>();
-    return (row: NewNotification & { registered: boolean }): Submission => {
+    return (draft: DraftNotification, decision: Decision): Submission => {
       let estimatedDeliveryMs = null;
-      if (row.channel) {
-        const before = ahead.get(row.channel) ?? 0;
-        ahead.set(row.channel, before + 1);
-        estimatedDeliveryMs = deps.estimator.estimate(row.channel, before);
+      if (decision.channel) {
+        const before = ahead.get(decision.channel) ?? 0;
+        ahead.set(decision.channel, before + 1);
+        estimatedDeliveryMs = deps.estimator.estimate(decision.channel, before);
       }
-      return { notificationId: row.id, status: row.status, recipientRegistered: row.registered, estimatedDeliveryMs, deliveryChannel: row.channel };
+      return {
+        notificationId: draft.id,
+        status: decision.status,
+        recipientRegistered: decision.registered,
+        estimatedDeliveryMs,
+        deliveryChannel: decision.channel,
+      };
     };
   };
-  // Sandbox sends run the whole pipeline but are not billed.
-  const billable = (rows: NewNotification[]) => (sender.environment === 'production' ? rows.filter((row) => row.status === 'queued').length : 0);
-  const wallets = [...new Set(items.map((item) => item.wallet))];
 
   let results: Submission[];
   try {
-    if (items.every((item) => item.idempotencyKey === undefined)) {
-      // Without idempotency keys every row is written: the rows and their reservation go in one
-      // statement, atomic on its own (2 round trips instead of a transaction's 5). Reachability
-      // is read just before, as the transaction below reads it at its start. Both statements
-      // are shared with other requests made at the same time (sendBatchesFor).
-      const batches = sendBatchesFor(deps.db);
-      const rows = buildRows(await batches.reachability.call({ protocolId, wallets }));
-      const reserved = await batches.insert.call({ rows, reservation: { protocol: sender.protocol, count: billable(rows), now } });
-      if (!reserved) throw new QuotaRefused(billable(rows));
-      results = rows.map(accepted());
+    if (drafts.every((draft) => draft.idempotencyKey === null)) {
+      // Without idempotency keys every row is written: the channel choice, the rows and their
+      // reservation go in one statement, atomic on its own (1 round trip instead of a
+      // transaction's 5), shared with other requests made at the same time (sendBatchFor).
+      const { reserved, decisions } = await sendBatchFor(deps.db).call({ rows: drafts, protocol: sender.protocol, now });
+      if (options.mode === 'single' && !decisions[0].registered) throw unregistered();
+      if (!reserved) throw new QuotaRefused(billable(drafts, decisions));
+      const answer = accepted();
+      results = drafts.map((draft, i) => answer(draft, decisions[i]));
     } else {
-      /** The answer for item i, whose key is already taken by `original`; `rows`, this request's rows, when built. */
-      const duplicateOf = (original: IdempotentOriginal, i: number, registered: boolean, rows: NewNotification[] = []): Submission => {
-        if (!samePayload(original.payload_hash, items[i], hashes[i]!)) {
+      /** The answer for item i, whose key is already taken by `original`. */
+      const duplicateOf = (original: IdempotentOriginal, i: number, registered: boolean): Submission => {
+        if (!samePayload(original.payload_hash, items[i], drafts[i].payloadHash!)) {
           const key = `${fieldName(options.mode, i, 'idempotencyKey')} "${original.idempotency_key}"`;
           // An earlier item of this request: its row is undone with the request, so name the item.
-          const earlier = rows.findIndex((other) => other.id === original.id);
+          const earlier = drafts.findIndex((other) => other.id === original.id);
           throw new ApiError(
             'DUPLICATE_IDEMPOTENCY_KEY',
             earlier === -1
@@ -150,26 +143,24 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
         return { notificationId: original.id, status: 'duplicate', recipientRegistered: registered, estimatedDeliveryMs: null, deliveryChannel: null };
       };
       results = await deps.db.transaction(async (tx) => {
-        const reach = await loadReachability(tx, protocolId, wallets);
-        const [first] = items;
-        if (options.mode === 'single' && !reach.has(first.wallet)) {
-          // A retry of a send whose wallet has since been erased still answers for that send.
-          const original = (await findByIdempotencyKeys(tx, protocolId, sender.environment, [first.idempotencyKey!])).get(first.idempotencyKey!);
-          if (original) return [duplicateOf(original, 0, false)];
-        }
-        const rows = buildRows(reach);
-        const inserted = await insertNotifications(tx, rows);
-        const skippedKeys = rows.filter((row) => !inserted.has(row.id)).map((row) => row.idempotencyKey!);
+        const written = await insertNotifications(tx, drafts);
+        const skippedKeys = drafts.filter((_, i) => !written[i].inserted).map((draft) => draft.idempotencyKey!);
         const originals = await findByIdempotencyKeys(tx, protocolId, sender.environment, skippedKeys);
-
+        if (options.mode === 'single' && !written[0].registered) {
+          // A retry of a send whose wallet has since been erased still answers for that send.
+          const original = originals.get(drafts[0].idempotencyKey!);
+          if (original) return [duplicateOf(original, 0, false)];
+          throw unregistered();
+        }
         const answer = accepted();
-        const out = rows.map((row, i): Submission => {
-          if (inserted.has(row.id)) return answer(row);
-          return duplicateOf(originals.get(row.idempotencyKey!)!, i, row.registered, rows);
+        const out = drafts.map((draft, i): Submission => {
+          if (written[i].inserted) return answer(draft, written[i]);
+          return duplicateOf(originals.get(draft.idempotencyKey!)!, i, written[i].registered);
         });
-
-        const fresh = rows.filter((row) => inserted.has(row.id));
-        const needed = billable(fresh);
+        const needed = billable(
+          drafts.filter((_, i) => written[i].inserted),
+          written.filter((row) => row.inserted),
+        );
         if (!(await reserveSends(tx, sender.protocol, needed, now))) throw new QuotaRefused(needed);
         return out;
       });

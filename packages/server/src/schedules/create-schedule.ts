@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
+import { findIdentity } from '../identities/identity-store.js';
 import { newId } from '../ids.js';
-import { loadReachability } from '../notifications/notification-store.js';
 import type { NotifyInput } from '../notifications/schemas.js';
 import { checkItems, type Sender } from '../notifications/submit-notifications.js';
 import { CronSyntaxError, parseCron } from './cron-expression.js';
@@ -39,8 +39,7 @@ function zoneOf(timezone: string): string {
  */
 async function checkSendable(deps: Deps, sender: Sender, input: NotifyInput): Promise<void> {
   await checkItems(deps, sender, [input], 'single');
-  const reach = await loadReachability(deps.db, sender.protocol.id, [input.wallet]);
-  if (!reach.has(input.wallet)) throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${input.wallet} has no identity with Herald`);
+  if (!(await findIdentity(deps.db, input.wallet))) throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${input.wallet} has no identity with Herald`);
 }
 
 function rowFor(deps: Deps, sender: Sender, input: NotifyInput, zone: string): Omit<NewSchedule, 'kind' | 'cron_expr' | 'scheduled_for' | 'next_run_at'> {
