@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Database } from '../../packages/server/src/db/connection.js';
+import { reserveSends, type QuotaProtocol } from '../../packages/server/src/limits/quota.js';
 import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { importIdentity, registeredWallet } from '../support/wallets.js';
 
@@ -39,13 +40,17 @@ const RECOUNTS: [string, string, string][] = [
   ],
 ];
 
+/** Counters and recount read from one snapshot: the delivery worker may change rows meanwhile. */
 async function assertCountersMatchRows(db: Database, when: string): Promise<void> {
   const key = (row: Record<string, unknown>) => JSON.stringify(Object.values(row).map((v) => (v instanceof Date ? v.toISOString() : v)));
-  for (const [table, counters, recount] of RECOUNTS) {
-    const kept = (await db.query(counters)).map(key).sort();
-    const fresh = (await db.query(recount)).map(key).sort();
-    assert.deepEqual(kept, fresh, `${table} ${when}`);
-  }
+  await db.transaction(async (tx) => {
+    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+    for (const [table, counters, recount] of RECOUNTS) {
+      const kept = (await tx.query(counters)).map(key).sort();
+      const fresh = (await tx.query(recount)).map(key).sort();
+      assert.deepEqual(kept, fresh, `${table} ${when}`);
+    }
+  });
 }
 
 describe('report counters stay equal to a recount of the rows', () => {
@@ -102,6 +107,23 @@ describe('report counters stay equal to a recount of the rows', () => {
     // Emails: the single send, two of the bulk (the third wallet has only a phone), two of the broadcast.
     assert.equal(engagement.body.deliveredEmails, 5);
     assert.deepEqual([engagement.body.openRate, engagement.body.clickRate, engagement.body.unsubscribeRate], [0.2, 0.2, 0.2]);
+
+    // Keyed sends (a transaction), their retries (nothing new), a sandbox send.
+    const keyed = { wallet: wallets[0], subject: 'Keyed', body: 'b', category: 'defi', idempotencyKey: 'counters-1' };
+    assert.equal((await api('POST', '/v1/notify', keyed)).body.status, 'queued');
+    assert.equal((await api('POST', '/v1/notify', keyed)).body.status, 'duplicate');
+    const keyedBulk = wallets.map((wallet, i) => ({ wallet, subject: 'Keyed bulk', body: 'b', category: 'defi', idempotencyKey: `counters-bulk-${i}` }));
+    assert.equal((await api('POST', '/v1/notify/bulk', { notifications: keyedBulk })).status, 202);
+    assert.equal((await api('POST', '/v1/notify/bulk', { notifications: keyedBulk })).status, 202);
+    assert.equal((await call(gw.url, acme.sandboxApiKey, 'POST', '/v1/notify', { ...keyed, idempotencyKey: undefined })).status, 202);
+    // Refused for quota: nothing is counted; then the reserve-first statement, which counts its own rows.
+    const full = await gw.createProtocol({ tier: 1, name: 'Full' });
+    const [fullRow] = await db.query<QuotaProtocol>('SELECT id, tier, overage_enabled FROM protocols WHERE id = $1', [full.id]);
+    assert.equal(await reserveSends(db, fullRow, 49_999, new Date()), true);
+    const toFull = (body: unknown) => call(gw.url, full.apiKey, 'POST', '/v1/notify/bulk', body);
+    assert.equal((await toFull({ notifications: [keyed, keyed].map((n, i) => ({ ...n, idempotencyKey: undefined, subject: `Over ${i}` })) })).status, 402);
+    assert.equal((await toFull({ notifications: [{ ...keyed, idempotencyKey: undefined, subject: 'Last one' }] })).status, 202);
+    await assertCountersMatchRows(db, 'after keyed, sandbox and refused sends');
 
     // Verifying a new channel changes coverage; losing an identity removes its subscriptions' counts.
     await importIdentity(gw.url, wallets[1], { email: 'b@example.com', phone: '+15555550143' });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../packages/server/src/ids.js';
+import { countNewNotifications } from '../../packages/server/src/reporting/notification-counts.js';
 import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
 
@@ -30,7 +31,7 @@ describe('reports: analytics, engagement, audience', () => {
 
   const get = (path: string, key = acme.apiKey) => call(gw.url, key, 'GET', path);
 
-  /** Notifications written straight into the table, as the send path and the worker would leave them. */
+  /** Notifications written straight into the table and counted, as the send path and the worker would leave them. */
   async function seed(protocolId: string, rows: Row[]): Promise<string[]> {
     const ids = rows.map(() => newId.notification());
     await gw.herald.deps.db.query(
@@ -46,6 +47,19 @@ describe('reports: analytics, engagement, audience', () => {
         rows.map((r) => r.status),
         rows.map((r) => r.at.toISOString()),
       ],
+    );
+    // Counted as the writers count what they write (a delivered fallback counts on its channel).
+    await countNewNotifications(
+      gw.herald.deps.db,
+      rows.map((r) => ({
+        protocolId,
+        environment: r.environment ?? 'production',
+        createdAt: r.at,
+        status: r.status,
+        channel: r.fallback ?? r.channel ?? 'email',
+        broadcastId: null,
+        count: 1,
+      })),
     );
     return ids;
   }

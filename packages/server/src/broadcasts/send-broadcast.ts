@@ -6,6 +6,7 @@ import { ApiError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { QuotaRefused, quotaRefusal, reserveSends } from '../limits/quota.js';
 import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
+import { countNewNotifications } from '../reporting/notification-counts.js';
 import { resolveSendTemplates } from '../templates/resolve-send-templates.js';
 import { tierOf } from '../tiers.js';
 import { broadcastIdPrefix } from './fan-out-ids.js';
@@ -77,6 +78,10 @@ export async function sendBroadcast(
       // Sandbox sends run the whole pipeline but are not billed (as for direct sends).
       const needed = environment === 'production' ? queued : 0;
       if (!(await reserveSends(tx, protocol, needed, now))) throw new QuotaRefused(needed);
+      await countNewNotifications(
+        tx,
+        rows.map((r) => ({ protocolId: protocol.id, environment, createdAt: now, status: r.channel ? 'queued' : 'failed', channel: r.channel, broadcastId, count: r.count })),
+      );
       await insertBroadcast(tx, {
         id: broadcastId,
         protocol_id: protocol.id,

@@ -3,6 +3,7 @@ import type { Database, Queryable } from '../db/connection.js';
 import { boolArray, int4Array, jsonbArray, textArray, timestamptzArray } from '../db/binary-array.js';
 import { Coalescer } from '../db/coalescer.js';
 import { reservationParams, type QuotaProtocol } from '../limits/quota.js';
+import { COUNT_NEW_NOTIFICATIONS } from '../reporting/notification-counts.js';
 import { decideChannels } from './choose-channel.js';
 
 export type NotificationStatus = 'queued' | 'sending' | 'delivered' | 'bounced' | 'failed' | 'opted_out';
@@ -70,6 +71,9 @@ const INSERT_DECIDED = (where = '') => `INSERT INTO notifications (${COLUMNS})
        WHERE (registered OR NOT require_registered)${where}
        ORDER BY ord`;
 
+/** What the rows written give COUNT_NEW_NOTIFICATIONS (each one notification). */
+const COUNTED_COLUMNS = 'protocol_id, environment, created_at, status, channel, broadcast_id, 1 AS n';
+
 /** Each draft's decision, in input order. */
 const DECISIONS = 'SELECT ord::int AS ord, registered, channel, status';
 
@@ -102,18 +106,63 @@ function draftArrays(rows: DraftNotification[]): Buffer[] {
 const decision = (row: Decision): Decision => ({ registered: row.registered, channel: row.channel, status: row.status });
 
 /**
- * Decides each draft's channel and writes it, in one statement. Drafts whose idempotency key is
- * already taken (by a committed row, a concurrent transaction that then commits, or an earlier
- * draft of the same call) are not written. Answers each draft's decision and whether it was written.
+ * The `want` and `reserve` CTEs: each group's sends (queued production rows of `decided`, for the
+ * groups of groupParams, $20 … $22) reserved in protocol id order, with the limit in the WHERE so
+ * a counter never passes its quota; `reserve` returns the protocols whose reservation fitted.
+ * `after`, when given, is a subquery the reservation waits for (it runs first).
  */
-export async function insertNotifications(db: Queryable, drafts: DraftNotification[]): Promise<(Decision & { inserted: boolean })[]> {
-  const rows = await db.query<Decision & { inserted: boolean }>(
-    `WITH ${decideChannels(DRAFTS)}, inserted AS (
+const RESERVE_GROUPS = (after?: string) => `want AS (
+         SELECT g.protocol_id, g.period_start, coalesce(n.count, 0)::int AS count, g.quota_limit, g.ord
+         FROM unnest($20::text[], $21::date[], $22::int[]) WITH ORDINALITY AS g(protocol_id, period_start, quota_limit, ord)
+         LEFT JOIN (
+           SELECT protocol_id, count(*) AS count FROM decided WHERE status = 'queued' AND environment = 'production' GROUP BY protocol_id
+         ) n ON n.protocol_id = g.protocol_id
+       ), reserve AS (
+         INSERT INTO usage_periods AS u (protocol_id, period_start, sends)
+         SELECT protocol_id, period_start, count FROM want
+         WHERE count > 0 AND (quota_limit IS NULL OR count <= quota_limit)${after ? ` AND (${after}) IS NOT NULL` : ''}
+         ORDER BY ord
+         ON CONFLICT (protocol_id, period_start) DO UPDATE SET sends = u.sends + EXCLUDED.sends
+           WHERE u.sends + EXCLUDED.sends <= coalesce((SELECT w.quota_limit FROM want w WHERE w.protocol_id = u.protocol_id), 2147483647)
+         RETURNING protocol_id
+       )`;
+
+/** insertNotifications: drafts with keys, a taken key skipped. */
+const INSERT_KEYED = `WITH ${decideChannels(DRAFTS)}, inserted AS (
        ${INSERT_DECIDED()}
        ON CONFLICT (protocol_id, environment, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING id
      )
-     ${DECISIONS}, id IN (SELECT id FROM inserted) AS inserted FROM decided ORDER BY ord`,
+     ${DECISIONS}, id IN (SELECT id FROM inserted) AS inserted FROM decided ORDER BY ord`;
+
+/** insertNotificationsReservingMany: write, reserve (the statement fails when a reservation does not fit), count. */
+const INSERT_RESERVING = `WITH ${decideChannels(DRAFTS)}, inserted AS (
+       ${INSERT_DECIDED()}
+       RETURNING ${COUNTED_COLUMNS}
+     ), ${RESERVE_GROUPS('SELECT count(*) FROM inserted')},
+     ${COUNT_NEW_NOTIFICATIONS('inserted', 'SELECT count(*) FROM reserve')}, refused AS (
+       SELECT herald_refuse_unreserved(count(*)) FROM want w WHERE w.count > 0 AND w.protocol_id NOT IN (SELECT protocol_id FROM reserve)
+     )
+     ${DECISIONS} FROM decided, refused ORDER BY ord`;
+
+/** reserveFirstAnswers: reserve, then write and count the rows of the protocols whose reservation fitted. */
+const RESERVE_FIRST = `WITH ${decideChannels(DRAFTS)}, ${RESERVE_GROUPS()}, allowed AS (
+       SELECT protocol_id FROM want WHERE count = 0 UNION ALL SELECT protocol_id FROM reserve
+     ), inserted AS (
+       ${INSERT_DECIDED(' AND protocol_id IN (SELECT protocol_id FROM allowed)')}
+       RETURNING ${COUNTED_COLUMNS}
+     ), ${COUNT_NEW_NOTIFICATIONS('inserted')}
+     ${DECISIONS}, protocol_id IN (SELECT protocol_id FROM allowed) AS allowed FROM decided ORDER BY ord`;
+
+/**
+ * Decides each draft's channel and writes it, in one statement. Drafts whose idempotency key is
+ * already taken (by a committed row, a concurrent transaction that then commits, or an earlier
+ * draft of the same call) are not written. Answers each draft's decision and whether it was written.
+ * The caller reserves the quota, then counts the rows written (countNewNotifications), in its transaction.
+ */
+export async function insertNotifications(db: Queryable, drafts: DraftNotification[]): Promise<(Decision & { inserted: boolean })[]> {
+  const rows = await db.query<Decision & { inserted: boolean }>(
+    INSERT_KEYED,
     draftArrays(drafts),
   );
   return rows.map((row) => ({ ...decision(row), inserted: row.inserted }));
@@ -141,7 +190,7 @@ export const billable = (rows: DraftNotification[], decisions: Decision[]) =>
  * a single send's unregistered wallet) and reserves each request's sends, in one statement and so
  * one atomic step without a transaction around it: each draft's channel is decided (decideChannels),
  * the rows written, then each protocol's sends reserved together (protocols in id order, so
- * concurrent statements lock usage rows in the same order). The usage rows stay locked only from
+ * concurrent statements lock usage rows in the same order), then the rows counted for reports. The usage rows stay locked only from
  * the reservation to the commit, so concurrent batches write their rows side by side. A
  * reservation that does not fit fails the statement (herald_refuse_unreserved), which undoes every
  * row, and the batch is run again reserving first (reserveFirst).
@@ -156,13 +205,7 @@ export async function insertNotificationsReservingMany(db: Queryable, inserts: R
   if (groups.some((group) => refusedIn.get(group.protocolId) === group.periodStart)) return reserveFirst(db, inserts, rows, groups);
   try {
     const decided = await db.query<Decision>(
-      `WITH ${decideChannels(DRAFTS)}, inserted AS (
-         ${INSERT_DECIDED()}
-         RETURNING 1
-       ), ${RESERVE_GROUPS('SELECT count(*) FROM inserted')}, refused AS (
-         SELECT herald_refuse_unreserved(count(*)) FROM want w WHERE w.count > 0 AND w.protocol_id NOT IN (SELECT protocol_id FROM reserve)
-       )
-       ${DECISIONS} FROM decided, refused ORDER BY ord`,
+      INSERT_RESERVING,
       [...draftArrays(rows), ...groupParams(groups)],
     );
     return answersFor(inserts, decided, () => true);
@@ -212,28 +255,6 @@ function reservationGroups(inserts: ReservingInsert[]): ReservationGroup[] | und
   return [...byProtocol.values()].sort((a, b) => (a.protocolId < b.protocolId ? -1 : a.protocolId > b.protocolId ? 1 : 0));
 }
 
-/**
- * The `want` and `reserve` CTEs: each group's sends (queued production rows of `decided`, for the
- * groups of groupParams, $20 … $22) reserved in protocol id order, with the limit in the WHERE so
- * a counter never passes its quota; `reserve` returns the protocols whose reservation fitted.
- * `after`, when given, is a subquery the reservation waits for (it runs first).
- */
-const RESERVE_GROUPS = (after?: string) => `want AS (
-         SELECT g.protocol_id, g.period_start, coalesce(n.count, 0)::int AS count, g.quota_limit, g.ord
-         FROM unnest($20::text[], $21::date[], $22::int[]) WITH ORDINALITY AS g(protocol_id, period_start, quota_limit, ord)
-         LEFT JOIN (
-           SELECT protocol_id, count(*) AS count FROM decided WHERE status = 'queued' AND environment = 'production' GROUP BY protocol_id
-         ) n ON n.protocol_id = g.protocol_id
-       ), reserve AS (
-         INSERT INTO usage_periods AS u (protocol_id, period_start, sends)
-         SELECT protocol_id, period_start, count FROM want
-         WHERE count > 0 AND (quota_limit IS NULL OR count <= quota_limit)${after ? ` AND (${after}) IS NOT NULL` : ''}
-         ORDER BY ord
-         ON CONFLICT (protocol_id, period_start) DO UPDATE SET sends = u.sends + EXCLUDED.sends
-           WHERE u.sends + EXCLUDED.sends <= coalesce((SELECT w.quota_limit FROM want w WHERE w.protocol_id = u.protocol_id), 2147483647)
-         RETURNING protocol_id
-       )`;
-
 const groupParams = (groups: ReservationGroup[]) => [
   groups.map((group) => group.protocolId),
   groups.map((group) => group.periodStart),
@@ -263,12 +284,7 @@ async function reserveFirstAnswers(
   groups: ReservationGroup[],
 ): Promise<ReservingAnswer[]> {
   const decided = await db.query<Decision & { allowed: boolean }>(
-    `WITH ${decideChannels(DRAFTS)}, ${RESERVE_GROUPS()}, allowed AS (
-       SELECT protocol_id FROM want WHERE count = 0 UNION ALL SELECT protocol_id FROM reserve
-     ), inserted AS (
-       ${INSERT_DECIDED(' AND protocol_id IN (SELECT protocol_id FROM allowed)')}
-     )
-     ${DECISIONS}, protocol_id IN (SELECT protocol_id FROM allowed) AS allowed FROM decided ORDER BY ord`,
+    RESERVE_FIRST,
     [...draftArrays(rows), ...groupParams(groups)],
   );
   // A request's rows all have its protocol's answer.
@@ -325,7 +341,7 @@ export function sendBatchFor(db: Queryable): SendBatch {
  * rows while it writes (insertNotificationsReservingMany), so a second insert runs beside the
  * first instead of waiting for it.
  */
-const ROWS_FOR_A_SECOND_INSERT = 500;
+const ROWS_FOR_A_SECOND_INSERT = Number(process.env.MB_SECOND ?? 500);
 
 export interface IdempotentOriginal {
   id: string;

@@ -5,6 +5,7 @@ import { ApiError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { QuotaRefused, quotaRefusal, reserveSends } from '../limits/quota.js';
 import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
+import { countNewNotifications } from '../reporting/notification-counts.js';
 import { resolveSendTemplates } from '../templates/resolve-send-templates.js';
 import { tierOf } from '../tiers.js';
 import {
@@ -157,11 +158,14 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
           if (written[i].inserted) return answer(draft, written[i]);
           return duplicateOf(originals.get(draft.idempotencyKey!)!, i, written[i].registered);
         });
-        const needed = billable(
-          drafts.filter((_, i) => written[i].inserted),
-          written.filter((row) => row.inserted),
-        );
+        const fresh = drafts.filter((_, i) => written[i].inserted);
+        const decided = written.filter((row) => row.inserted);
+        const needed = billable(fresh, decided);
         if (!(await reserveSends(tx, sender.protocol, needed, now))) throw new QuotaRefused(needed);
+        await countNewNotifications(
+          tx,
+          fresh.map((draft, i) => ({ ...draft, status: decided[i].status, channel: decided[i].channel, count: 1 })),
+        );
         return out;
       });
     }
