@@ -341,7 +341,7 @@ export function sendBatchFor(db: Queryable): SendBatch {
  * rows while it writes (insertNotificationsReservingMany), so a second insert runs beside the
  * first instead of waiting for it.
  */
-const ROWS_FOR_A_SECOND_INSERT = Number(process.env.MB_SECOND ?? 500);
+const ROWS_FOR_A_SECOND_INSERT = 500;
 
 export interface IdempotentOriginal {
   id: string;
