@@ -120,6 +120,15 @@ describe('sending with a template', () => {
     // a placeholder under a given value that is not an object cannot be shown: refused as a send refuses it
     const nested = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Nested', category: 'defi', subjectTemplate: 'Hi {{user.name}}', htmlSource: '<p>{{user.name}}</p>', textSource: '{{user.name}}' });
     assert.equal((await preview({ templateId: nested.body.templateId })).body.subject, 'Hi {{user.name}}');
+    // a missing object named whole as well as through its fields shows as written too
+    const both = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Both', category: 'defi', subjectTemplate: '{{user.name}} / {{user}}', htmlSource: '<p>{{user}}</p>', textSource: '{{user}} {{#if user}}yes{{/if}}' });
+    const bothPreview = await preview({ templateId: both.body.templateId });
+    assert.equal(bothPreview.status, 200, JSON.stringify(bothPreview.body));
+    assert.equal(bothPreview.body.subject, '{{user.name}} / {{user}}');
+    assert.match(bothPreview.body.renderedHtml, /<p>\{\{user\}\}<\/p>/);
+    assert.equal(bothPreview.body.smsText, '{{user.name}} / {{user}}: {{user}} yes');
+    const given = await preview({ templateId: both.body.templateId, templateVariables: { user: { id: 1 } } });
+    assert.equal(given.body.subject, '{{user.name}} / [object Object]', 'an object given as a value renders as a send would render it');
     const refused = await preview({ templateId: nested.body.templateId, templateVariables: { user: 'Ana' } });
     assert.equal(refused.status, 400);
     assert.ok(isErrorBody(refused.body));

@@ -107,8 +107,8 @@ function fill(variables: Record<string, unknown>, path: string): boolean {
   const names = path.split('.');
   if (names.some((name) => UNREACHABLE.has(name))) return false;
   let at = variables;
-  for (const name of names.slice(0, -1)) {
-    const next = Object.hasOwn(at, name) ? at[name] : (at[name] = {});
+  for (const [i, name] of names.slice(0, -1).entries()) {
+    const next = Object.hasOwn(at, name) ? at[name] : (at[name] = placeholderObject(names.slice(0, i + 1).join('.')));
     if (typeof next !== 'object' || next === null || Array.isArray(next)) return false;
     at = next as Record<string, unknown>;
   }
@@ -118,3 +118,12 @@ function fill(variables: Record<string, unknown>, path: string): boolean {
 }
 
 const UNREACHABLE = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * An object the preview makes up for a missing `a` of `{{a.b}}`: a template that also names `{{a}}`
+ * whole shows it as written, where a plain object would read "[object Object]". The method is not
+ * enumerable, so `{{#each a}}` sees only the fields.
+ */
+function placeholderObject(path: string): Record<string, unknown> {
+  return Object.defineProperty({}, 'toString', { value: () => `{{${path}}}`, enumerable: false });
+}
