@@ -61,20 +61,12 @@ export async function checkItems(deps: Deps, sender: Sender, items: NotifyInput[
   return new Map([...templates].map(([id, template]) => [id, template.version]));
 }
 
-/**
- * Accepts notifications: picks each one's channel (DESIGN §6, decideChannels), writes the rows,
- * their quota reservation and their job state in one transaction, and answers one result per item
- * in input order. Idempotency: a key already used with the same payload answers `duplicate` with the
- * original id; with a different payload the request fails with 409.
- */
-export async function submitNotifications(deps: Deps, sender: Sender, items: NotifyInput[], options: SubmitOptions): Promise<Submission[]> {
-  const versions = await checkItems(deps, sender, items, options.mode);
-  const protocolId = sender.protocol.id;
-  const now = deps.now();
-  const drafts = items.map(
+/** The rows a request asks for, as the store takes them (notification-store DraftNotification). */
+function draftsFor(sender: Sender, items: NotifyInput[], versions: Map<string, number>, options: SubmitOptions, now: Date): DraftNotification[] {
+  return items.map(
     (item): DraftNotification => ({
       id: newId.notification(),
-      protocolId,
+      protocolId: sender.protocol.id,
       environment: sender.environment,
       wallet: item.wallet,
       subject: item.subject,
@@ -95,80 +87,113 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
       requireRegistered: options.mode === 'single',
     }),
   );
-  const unregistered = () => new ApiError('WALLET_NOT_REGISTERED', `Wallet ${items[0].wallet} has no identity with Herald`);
-  /** Answers for the rows written, in order: each estimate counts the request's earlier rows on its channel. */
-  const accepted = () => {
-    const ahead = new Map<Channel, number>();
-    return (draft: DraftNotification, decision: Decision): Submission => {
-      let estimatedDeliveryMs = null;
-      if (decision.channel) {
-        const before = ahead.get(decision.channel) ?? 0;
-        ahead.set(decision.channel, before + 1);
-        estimatedDeliveryMs = deps.estimator.estimate(decision.channel, before);
-      }
-      return {
-        notificationId: draft.id,
-        status: decision.status,
-        recipientRegistered: decision.registered,
-        estimatedDeliveryMs,
-        deliveryChannel: decision.channel,
-      };
+}
+
+const unregistered = (wallet: string) => new ApiError('WALLET_NOT_REGISTERED', `Wallet ${wallet} has no identity with Herald`);
+
+/** Answers for the rows written, in order: each estimate counts the request's earlier rows on its channel. */
+function answerer(deps: Deps) {
+  const ahead = new Map<Channel, number>();
+  return (draft: DraftNotification, decision: Decision): Submission => {
+    let estimatedDeliveryMs = null;
+    if (decision.channel) {
+      const before = ahead.get(decision.channel) ?? 0;
+      ahead.set(decision.channel, before + 1);
+      estimatedDeliveryMs = deps.estimator.estimate(decision.channel, before);
+    }
+    return {
+      notificationId: draft.id,
+      status: decision.status,
+      recipientRegistered: decision.registered,
+      estimatedDeliveryMs,
+      deliveryChannel: decision.channel,
     };
   };
+}
 
+/**
+ * Without idempotency keys every row is written: the channel choice, the rows and their
+ * reservation go in one statement, atomic on its own (1 round trip instead of a transaction's 5),
+ * shared with other requests made at the same time (sendBatchFor).
+ */
+async function submitUnkeyed(deps: Deps, sender: Sender, drafts: DraftNotification[], mode: SubmitOptions['mode'], now: Date): Promise<Submission[]> {
+  const { reserved, decisions } = await sendBatchFor(deps.db).call({ rows: drafts, protocol: sender.protocol, now });
+  if (mode === 'single' && !decisions[0].registered) throw unregistered(drafts[0].wallet);
+  if (!reserved) throw new QuotaRefused(billable(drafts, decisions));
+  const answer = answerer(deps);
+  return drafts.map((draft, i) => answer(draft, decisions[i]));
+}
+
+/**
+ * With idempotency keys, in one transaction: the rows whose key is free are written, the others
+ * answer for the notification that holds the key (`duplicate`, or 409 for another payload), then
+ * the quota is reserved and the new rows counted.
+ */
+async function submitKeyed(
+  deps: Deps,
+  sender: Sender,
+  items: NotifyInput[],
+  drafts: DraftNotification[],
+  mode: SubmitOptions['mode'],
+  now: Date,
+): Promise<Submission[]> {
+  /** The answer for item i, whose key is already taken by `original`. */
+  const duplicateOf = (original: IdempotentOriginal, i: number, registered: boolean): Submission => {
+    if (!samePayload(original.payload_hash, items[i], drafts[i].payloadHash!)) {
+      const key = `${fieldName(mode, i, 'idempotencyKey')} "${original.idempotency_key}"`;
+      // An earlier item of this request: its row is undone with the request, so name the item.
+      const earlier = drafts.findIndex((other) => other.id === original.id);
+      throw new ApiError(
+        'DUPLICATE_IDEMPOTENCY_KEY',
+        earlier === -1
+          ? `${key} was already used for notification ${original.id} with a different payload`
+          : `${key} repeats ${fieldName(mode, earlier, 'idempotencyKey')} with a different payload`,
+      );
+    }
+    return { notificationId: original.id, status: 'duplicate', recipientRegistered: registered, estimatedDeliveryMs: null, deliveryChannel: null };
+  };
+  return deps.db.transaction(async (tx) => {
+    const written = await insertNotifications(tx, drafts);
+    const skippedKeys = drafts.filter((_, i) => !written[i].inserted).map((draft) => draft.idempotencyKey!);
+    const originals = await findByIdempotencyKeys(tx, sender.protocol.id, sender.environment, skippedKeys);
+    if (mode === 'single' && !written[0].registered) {
+      // A retry of a send whose wallet has since been erased still answers for that send.
+      const original = originals.get(drafts[0].idempotencyKey!);
+      if (original) return [duplicateOf(original, 0, false)];
+      throw unregistered(drafts[0].wallet);
+    }
+    const answer = answerer(deps);
+    const out = drafts.map((draft, i): Submission => {
+      if (written[i].inserted) return answer(draft, written[i]);
+      return duplicateOf(originals.get(draft.idempotencyKey!)!, i, written[i].registered);
+    });
+    const fresh = drafts.filter((_, i) => written[i].inserted);
+    const decided = written.filter((row) => row.inserted);
+    const needed = billable(fresh, decided);
+    if (!(await reserveSends(tx, sender.protocol, needed, now))) throw new QuotaRefused(needed);
+    await countNewNotifications(
+      tx,
+      fresh.map((draft, i) => ({ ...draft, status: decided[i].status, channel: decided[i].channel, count: 1 })),
+    );
+    return out;
+  });
+}
+
+/**
+ * Accepts notifications: picks each one's channel (DESIGN §6, decideChannels), writes the rows,
+ * their quota reservation and their job state in one transaction, and answers one result per item
+ * in input order. Idempotency: a key already used with the same payload answers `duplicate` with the
+ * original id; with a different payload the request fails with 409.
+ */
+export async function submitNotifications(deps: Deps, sender: Sender, items: NotifyInput[], options: SubmitOptions): Promise<Submission[]> {
+  const versions = await checkItems(deps, sender, items, options.mode);
+  const now = deps.now();
+  const drafts = draftsFor(sender, items, versions, options, now);
   let results: Submission[];
   try {
-    if (drafts.every((draft) => draft.idempotencyKey === null)) {
-      // Without idempotency keys every row is written: the channel choice, the rows and their
-      // reservation go in one statement, atomic on its own (1 round trip instead of a
-      // transaction's 5), shared with other requests made at the same time (sendBatchFor).
-      const { reserved, decisions } = await sendBatchFor(deps.db).call({ rows: drafts, protocol: sender.protocol, now });
-      if (options.mode === 'single' && !decisions[0].registered) throw unregistered();
-      if (!reserved) throw new QuotaRefused(billable(drafts, decisions));
-      const answer = accepted();
-      results = drafts.map((draft, i) => answer(draft, decisions[i]));
-    } else {
-      /** The answer for item i, whose key is already taken by `original`. */
-      const duplicateOf = (original: IdempotentOriginal, i: number, registered: boolean): Submission => {
-        if (!samePayload(original.payload_hash, items[i], drafts[i].payloadHash!)) {
-          const key = `${fieldName(options.mode, i, 'idempotencyKey')} "${original.idempotency_key}"`;
-          // An earlier item of this request: its row is undone with the request, so name the item.
-          const earlier = drafts.findIndex((other) => other.id === original.id);
-          throw new ApiError(
-            'DUPLICATE_IDEMPOTENCY_KEY',
-            earlier === -1
-              ? `${key} was already used for notification ${original.id} with a different payload`
-              : `${key} repeats ${fieldName(options.mode, earlier, 'idempotencyKey')} with a different payload`,
-          );
-        }
-        return { notificationId: original.id, status: 'duplicate', recipientRegistered: registered, estimatedDeliveryMs: null, deliveryChannel: null };
-      };
-      results = await deps.db.transaction(async (tx) => {
-        const written = await insertNotifications(tx, drafts);
-        const skippedKeys = drafts.filter((_, i) => !written[i].inserted).map((draft) => draft.idempotencyKey!);
-        const originals = await findByIdempotencyKeys(tx, protocolId, sender.environment, skippedKeys);
-        if (options.mode === 'single' && !written[0].registered) {
-          // A retry of a send whose wallet has since been erased still answers for that send.
-          const original = originals.get(drafts[0].idempotencyKey!);
-          if (original) return [duplicateOf(original, 0, false)];
-          throw unregistered();
-        }
-        const answer = accepted();
-        const out = drafts.map((draft, i): Submission => {
-          if (written[i].inserted) return answer(draft, written[i]);
-          return duplicateOf(originals.get(draft.idempotencyKey!)!, i, written[i].registered);
-        });
-        const fresh = drafts.filter((_, i) => written[i].inserted);
-        const decided = written.filter((row) => row.inserted);
-        const needed = billable(fresh, decided);
-        if (!(await reserveSends(tx, sender.protocol, needed, now))) throw new QuotaRefused(needed);
-        await countNewNotifications(
-          tx,
-          fresh.map((draft, i) => ({ ...draft, status: decided[i].status, channel: decided[i].channel, count: 1 })),
-        );
-        return out;
-      });
-    }
+    results = drafts.every((draft) => draft.idempotencyKey === null)
+      ? await submitUnkeyed(deps, sender, drafts, options.mode, now)
+      : await submitKeyed(deps, sender, items, drafts, options.mode, now);
   } catch (error) {
     if (!(error instanceof QuotaRefused)) throw error;
     await recordQuotaExceeded(deps.db, sender.protocol, now);
