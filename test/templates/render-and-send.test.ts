@@ -127,6 +127,13 @@ describe('sending with a template', () => {
     assert.equal(bothPreview.body.subject, '{{user.name}} / {{user}}');
     assert.match(bothPreview.body.renderedHtml, /<p>\{\{user\}\}<\/p>/);
     assert.equal(bothPreview.body.smsText, '{{user.name}} / {{user}}: {{user}} yes');
+    // a variable named only as a condition is false when missing, in a preview as in a send
+    const flagged = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Flag', category: 'defi', subjectTemplate: 'Sub{{#if flag}} FLAG{{/if}}', htmlSource: '<p>A{{#if flag}} ON{{/if}}{{#unless flag}} OFF{{/unless}}</p>', textSource: 'T{{#if flag}} ON{{/if}}' });
+    const flagPreview = await preview({ templateId: flagged.body.templateId });
+    assert.equal(flagPreview.body.subject, 'Sub');
+    assert.match(flagPreview.body.renderedHtml, /<p>A OFF<\/p>/);
+    assert.equal(flagPreview.body.smsText, 'Sub: T');
+    assert.equal((await preview({ templateId: flagged.body.templateId, templateVariables: { flag: true } })).body.subject, 'Sub FLAG');
     const given = await preview({ templateId: both.body.templateId, templateVariables: { user: { id: 1 } } });
     assert.equal(given.body.subject, '{{user.name}} / [object Object]', 'an object given as a value renders as a send would render it');
     const refused = await preview({ templateId: nested.body.templateId, templateVariables: { user: 'Ana' } });

@@ -93,6 +93,16 @@ describe('placeholderPaths', () => {
       htmlSource: '{{#each items}}{{@index}} {{title}} {{../name}}{{/each}}{{#if user.vip}}{{user.name}}{{/if}}',
       textSource: '{{name}} {{lookup items 0}}',
     });
-    assert.deepEqual(paths.sort(), ['items', 'name', 'title', 'user.name', 'user.vip']);
+    // items is named by lookup too; user.vip only as a condition
+    assert.deepEqual(paths.sort(), ['items', 'name', 'title', 'user.name']);
+  });
+
+  it("leaves out paths named only as a block's condition or context, which a send reads as false when missing", () => {
+    const paths = placeholderPaths({
+      subjectTemplate: '{{#if flag}}On{{else}}Off{{/if}}',
+      htmlSource: '{{#unless quiet}}{{greeting}}{{/unless}}{{#each rows}}x{{/each}}{{#with user}}{{name}}{{/with}}',
+      textSource: '{{#if shown}}{{shown}}{{/if}}',
+    });
+    assert.deepEqual(paths.sort(), ['greeting', 'name', 'shown']);
   });
 });

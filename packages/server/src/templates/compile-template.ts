@@ -130,13 +130,18 @@ export function findTemplateProblem(field: TemplateField, source: string): strin
 
 /**
  * The variable paths the sources name (`name`, `user.name`), helper names and `@data` aside, each
- * once: what a preview fills in one pass instead of discovering them one render at a time.
+ * once: what a preview fills in one pass instead of discovering them one render at a time. A path
+ * named only as a block's condition or context (`{{#if flag}}`, `{{#each items}}`) is left out: a
+ * send renders a missing one as false (the `{{else}}` part), and so must a preview.
  */
 export function placeholderPaths(sources: TemplateSources): string[] {
   const paths = new Set<string>();
   for (const source of [sources.subjectTemplate, sources.htmlSource, sources.textSource]) {
-    for (const node of walk(hb.parse(source))) {
-      if (node.type !== 'PathExpression' || node.data || (node.depth as number) > 0) continue;
+    const ast = hb.parse(source);
+    const blockParams = new Set<unknown>();
+    for (const node of walk(ast)) if (node.type === 'BlockStatement') for (const param of node.params as unknown[]) blockParams.add(param);
+    for (const node of walk(ast)) {
+      if (node.type !== 'PathExpression' || node.data || (node.depth as number) > 0 || blockParams.has(node)) continue;
       const path = (node.parts as string[]).join('.');
       if (path && !BUILT_IN_HELPERS.has(path)) paths.add(path);
     }
