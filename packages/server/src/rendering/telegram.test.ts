@@ -87,6 +87,20 @@ describe('renderTelegramText', () => {
     );
   });
 
+  it('keeps a linked image as one link, since Telegram refuses a link inside a link', () => {
+    const text = renderTelegramText('S', '[![img](https://i.example/a.png)](https://l.example) [**![x](https://i.example/b.png)** y](https://m.example)');
+    assert.equal(text, '<b>S</b>\n\n<a href="https://l.example">img</a> <a href="https://m.example"><b>x</b> y</a>');
+    assertTelegramHtml(text);
+  });
+
+  it('cuts a very long paragraph at whole clusters, a cluster across the limit left out', () => {
+    assert.equal(renderTelegramText('S', `${'a'.repeat(262_000)}🚀`), `<b>S</b>\n\n${'a'.repeat(TELEGRAM_MAX_CHARS - 4)}…`);
+    // The family emoji (8 units) would end 4 units past the budget: it is dropped whole.
+    const family = '👨‍👩‍👧';
+    const text = renderTelegramText('S', `${'a'.repeat(TELEGRAM_MAX_CHARS - 8)}${family}${'b'.repeat(100_000)}`);
+    assert.equal(text, `<b>S</b>\n\n${'a'.repeat(TELEGRAM_MAX_CHARS - 8)}…`);
+  });
+
   it('never produces a tag outside the subset for hostile input', () => {
     const hostile = [
       '<img src=x onerror=alert(1)>',

@@ -12,8 +12,8 @@ export function escapeTelegramText(text: string): string {
 
 /**
  * Telegram rejects the whole message on any tag outside its subset, so this dialect only ever
- * emits b, i, s, code, pre, a href and blockquote. Telegram also refuses nested blockquotes and
- * code inside a link, so those are flattened.
+ * emits b, i, s, code, pre, a href and blockquote. Telegram also refuses nested blockquotes, and
+ * code or a link inside a link, so those are flattened.
  */
 const telegramDialect: TextDialect = {
   text: escapeTelegramText,
@@ -23,7 +23,8 @@ const telegramDialect: TextDialect = {
   code: (text) => `<code>${escapeTelegramText(text)}</code>`,
   link: (inner, href, auto) => {
     if (!isHttpUrl(href)) return escapeTelegramText(describeLink(unescapeTelegram(inner), href, auto));
-    const label = inner.replace(/<\/?code>/g, '') || escapeTelegramText(href);
+    // A linked image is a link itself: its tag goes, its text stays.
+    const label = inner.replace(/<\/?code>|<a href="[^"]*">|<\/a>/g, '') || escapeTelegramText(href);
     return `<a href="${escapeHtml(href)}">${label}</a>`;
   },
   image: (alt, src) =>
@@ -94,9 +95,14 @@ export function truncateTelegramHtml(html: string, limit = TELEGRAM_MAX_CHARS): 
   return `${out.replace(/\s+$/, '')}…${closers}`;
 }
 
+/**
+ * The longest run of whole grapheme clusters from the start of `text` within `max` UTF-16 units.
+ * Only the first max + 1 units are segmented: a cluster cut short there ends past `max` anyway,
+ * and segmenting the whole of a long piece (a 256 KB paragraph) took the event loop a second.
+ */
 function cutToGraphemes(text: string, max: number): string {
   let out = '';
-  for (const { segment } of graphemes.segment(text)) {
+  for (const { segment } of graphemes.segment(text.slice(0, max + 1))) {
     if (out.length + segment.length > max) break;
     out += segment;
   }
