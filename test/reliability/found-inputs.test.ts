@@ -51,6 +51,12 @@ describe('inputs the fuzzer found', () => {
     ]) {
       assertRefused(await call(gw.url, protocol.apiKey, 'POST', '/v1/notify', body), 400, 'VALIDATION_ERROR');
     }
+    // A preview stores nothing, and still refuses what the send refuses, naming the field.
+    const preview = await call(gw.url, protocol.apiKey, 'POST', '/v1/preview', { ...note, body: 'a\u0000b' });
+    assertRefused(preview, 400, 'VALIDATION_ERROR');
+    assert.equal((preview.body as { message: string }).message, 'body must not contain the NUL character (\\u0000)');
+    const bulk = await call(gw.url, protocol.apiKey, 'POST', '/v1/notify/bulk', { notifications: [note, { ...note, subject: '\u0000' }] });
+    assert.equal((bulk.body as { message: string }).message, 'notifications[1].subject must not contain the NUL character (\\u0000)');
     assertRefused(await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', { name: 'a\u0000', tier: 1 }), 400, 'VALIDATION_ERROR');
     for (const path of ['/v1/notifications/%00', '/v1/schedule/abc%00', '/v1/requests?endpoint=%00']) {
       assertRefused(await call(gw.url, protocol.apiKey, 'GET', path), 400, 'VALIDATION_ERROR');

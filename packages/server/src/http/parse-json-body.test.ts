@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from './errors.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan, parseJsonBody } from './parse-json-body.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan, nulCharacterPath, parseJsonBody } from './parse-json-body.js';
 
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
@@ -15,6 +15,18 @@ describe('parseJsonBody', () => {
     assert.ok(Array.isArray(parseJsonBody(nested(MAX_JSON_DEPTH))));
     assert.throws(() => parseJsonBody(nested(MAX_JSON_DEPTH + 1)), (error: unknown) => error instanceof ApiError && error.code === 'VALIDATION_ERROR');
     assert.throws(() => parseJsonBody(`{"a":${nested(200_000)}}`), ApiError);
+  });
+
+  it('refuses a NUL character in any value or key, naming where it stands', () => {
+    const refused = (text: string, message: string) =>
+      assert.throws(() => parseJsonBody(text), (error: unknown) => error instanceof ApiError && error.code === 'VALIDATION_ERROR' && error.message === message);
+    refused('{"subject":"a\\u0000b"}', 'subject must not contain the NUL character (\\u0000)');
+    refused('{"notifications":[{"body":"x"},{"body":"\\u0000"}]}', 'notifications[1].body must not contain the NUL character (\\u0000)');
+    refused('{"templateVariables":{"a\\u0000":1}}', 'templateVariables.a\\u0000 must not contain the NUL character (\\u0000)');
+    refused('"\\u0000"', 'body must not contain the NUL character (\\u0000)');
+    // An escaped backslash before "u0000" is text, not the character.
+    assert.deepEqual(parseJsonBody('{"a":"\\\\u0000"}'), { a: '\\u0000' });
+    assert.equal(nulCharacterPath({ a: [1, null, true, { b: 'c' }] }), undefined);
   });
 
   it('does not count brackets inside strings, escaped quotes included', () => {

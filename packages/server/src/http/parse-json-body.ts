@@ -32,16 +32,49 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
-/** A request body as JSON; an empty body is no body. Malformed JSON throws a SyntaxError (400). */
+/**
+ * Where the first NUL character of a parsed body stands (`subject`, `notifications[1].body`,
+ * `templateVariables.a`), in a value or a key, or undefined when there is none.
+ */
+export function nulCharacterPath(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\0') ? path || 'body' : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nulCharacterPath(value[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const at = path ? `${path}.${key}` : key;
+    if (key.includes('\0')) return at.replace(/\0/g, '\\u0000');
+    const found = nulCharacterPath(item, at);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * A request body as JSON; an empty body is no body. Malformed JSON throws a SyntaxError (400). A
+ * NUL character (JSON's `\u0000`) is refused here, naming the field, for every route alike:
+ * PostgreSQL text cannot hold one, and a route that stores nothing (a preview) must not accept
+ * what the matching send refuses.
+ */
 export function parseJsonBody(text: string): unknown {
   if (text === '') return undefined;
   if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
     throw new ApiError('VALIDATION_ERROR', `Request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     (error as { statusCode?: number }).statusCode = 400;
     throw error;
   }
+  // Only a body that writes the escape can hold the character (JSON allows no raw control characters).
+  const nul = text.includes('\\u0000') ? nulCharacterPath(value) : undefined;
+  if (nul) throw new ApiError('VALIDATION_ERROR', `${nul} must not contain the NUL character (\\u0000)`);
+  return value;
 }
