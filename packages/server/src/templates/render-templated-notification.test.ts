@@ -58,4 +58,15 @@ describe('renderTemplatedNotification', () => {
     const visible = out.telegramText.replace(/<[^>]+>/g, '').replace(/&(amp|lt|gt);/g, '_');
     assert.equal(visible.length, 4096);
   });
+
+  it("strips control and bidi characters from the HTML too, the template's and its variables'", () => {
+    const out = renderTemplatedNotification({
+      template: template({ htmlSource: '<p>Hello\u0007 {{name}}</p>' }),
+      variables: { name: 'A\u0001B\u202eC\u001bE\u2066F' },
+      category: 'marketing',
+      protocolName: 'Acme',
+    });
+    assert.match(out.html, /<p>Hello ABCEF<\/p>/);
+    assert.doesNotMatch(out.html, /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/);
+  });
 });

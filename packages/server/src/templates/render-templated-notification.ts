@@ -28,7 +28,8 @@ export interface TemplatedRenderInput {
  * rendered htmlSource goes into the shared email layout (so the template's serviceFooter, the
  * open pixel and click tracking apply as for any email); Telegram and SMS carry the rendered
  * textSource. The template's own markup is the operator's and passes through as written; the
- * values of its variables are HTML-escaped by the template engine. Throws MissingVariableError
+ * values of its variables are HTML-escaped by the template engine. Control and bidi characters
+ * are dropped from all three parts, as from Markdown bodies (clean-text.ts). Throws MissingVariableError
  * or TemplateRenderError (see compile-template.ts).
  */
 export function renderTemplatedNotification(input: TemplatedRenderInput): RenderedNotification {
@@ -40,7 +41,7 @@ export function renderTemplatedNotification(input: TemplatedRenderInput): Render
     email: () =>
       renderEmailLayout({
         subject,
-        contentHtml: rewriteHtmlLinks(rendered.html, input.rewriteLink),
+        contentHtml: rewriteHtmlLinks(stripControlChars(rendered.html), input.rewriteLink),
         textContent: text,
         footer: template.serviceFooter,
         protocolName: input.protocolName,
