@@ -68,6 +68,10 @@ describe('renderMarkdownHtml', () => {
     '[x](file:///etc/passwd)',
     '![x](javascript:alert(1))',
     '![x](data:image/svg+xml,<svg onload=alert(1)>)',
+    // a browser reads these as https://evil.example/, which click tracking would not see
+    '[x](https:evil.example)',
+    '[x](HTTPS:/evil.example)',
+    '[x](http:\\\\evil.example)',
   ];
   for (const markdown of refused) {
     it(`renders no link or image for ${JSON.stringify(markdown)}`, () => {
@@ -152,7 +156,7 @@ describe('renderMarkdownHtml', () => {
 describe('isAllowedLinkUrl', () => {
   it('accepts http, https and mailto in any case and nothing else', () => {
     for (const url of ['http://a', 'https://a', 'HTTPS://a', 'mailto:a@b', 'MailTo:a@b']) assert.ok(isAllowedLinkUrl(url), url);
-    for (const url of ['javascript:x', ' https://a', 'data:x', 'vbscript:x', '/x', '//a', 'ftp://a', 'tel:+1', '']) {
+    for (const url of ['javascript:x', ' https://a', 'data:x', 'vbscript:x', '/x', '//a', 'ftp://a', 'tel:+1', '', 'https:a', 'http:/a', 'https:\\\\a']) {
       assert.ok(!isAllowedLinkUrl(url), url);
     }
   });

@@ -44,9 +44,13 @@ export interface MarkdownHtmlOptions {
   rewriteLink?: (url: string) => string;
 }
 
-/** http, https and mailto only, whatever the case; relative and every other scheme are refused. */
+/**
+ * http(s) with its "//" and mailto only, whatever the case; relative and every other scheme are
+ * refused, and so is `https:evil.example`, which a browser opens as https://evil.example/ but which
+ * is no URL click tracking (isHttpUrl) would recognise.
+ */
 export function isAllowedLinkUrl(url: string): boolean {
-  return /^(?:https?:|mailto:)/i.test(url);
+  return /^(?:https?:\/\/|mailto:)/i.test(url);
 }
 
 export function isHttpUrl(url: string): boolean {
