@@ -21,6 +21,9 @@ describe('renderEmailLayout', () => {
     assert.match(html, /<h1 style="[^"]*">Vote closes soon<\/h1>/);
     assert.match(html, /<table role="presentation"[^>]*style="max-width:600px;background-color:#ffffff;/);
     assert.match(html, /<td style="[^"]*">\n<p>Body<\/p>\n<\/td>/);
+    // the heading and body cells wrap long unbroken words instead of widening the card
+    assert.match(html, /<td style="[^"]*overflow-wrap:break-word;[^"]*"><h1/);
+    assert.match(html, /<td style="[^"]*overflow-wrap:break-word;[^"]*">\n<p>Body<\/p>/);
     assert.doesNotMatch(html, /<script|<style|\son[a-z]+=/i);
   });
 

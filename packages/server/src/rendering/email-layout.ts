@@ -34,6 +34,7 @@ const CATEGORY_NOUNS: Record<Category, string> = {
 };
 
 const FONT = "font-family:-apple-system,BlinkMacSystemFont,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;";
+const WRAP = 'overflow-wrap:break-word;word-wrap:break-word;word-break:break-word;';
 const FOOTER_LINK_STYLE = 'color:#6b7280;text-decoration:underline;';
 
 interface FooterLines {
@@ -114,9 +115,10 @@ export function renderEmailLayout(input: EmailLayoutInput): EmailLayout {
     '<tr><td align="center" style="padding:24px 12px;">\n' +
     '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" ' +
     'style="max-width:600px;background-color:#ffffff;border-radius:8px;">\n' +
-    `<tr><td style="padding:32px 32px 8px 32px;${FONT}color:#111827;">` +
+    // A long unbroken word or URL wraps instead of widening the 600 px card on a phone.
+    `<tr><td style="padding:32px 32px 8px 32px;${FONT}color:#111827;${WRAP}">` +
     `<h1 style="margin:0;font-size:22px;line-height:1.3;font-weight:700;">${title}</h1></td></tr>\n` +
-    `<tr><td style="padding:16px 32px 24px 32px;${FONT}font-size:16px;line-height:1.5;color:#1f2937;">\n` +
+    `<tr><td style="padding:16px 32px 24px 32px;${FONT}font-size:16px;line-height:1.5;color:#1f2937;${WRAP}">\n` +
     `${input.contentHtml}</td></tr>\n</table>\n` +
     renderFooterHtml(lines) +
     `</td></tr>\n</table>\n${pixel}</body>\n</html>\n`;
