@@ -77,6 +77,11 @@ describe('compileTemplate', () => {
       () => compileTemplate(sources('{{#with a b}}x{{/with}}')).render({ a: 1, b: 2 }),
       (error) => error instanceof TemplateRenderError && /^htmlSource could not be rendered: #with requires exactly one argument/.test(error.message),
     );
+    // a field looked up on a string: said in the template's terms, not JavaScript's
+    assert.throws(
+      () => compileTemplate(sources('{{user.name}}')).render({ user: 'bob' }),
+      (error) => error instanceof TemplateRenderError && error.message === 'htmlSource could not be rendered: "name" cannot be read from the value "bob", which is not an object',
+    );
   });
 
   it('reuses the compiled form under its cache key', () => {

@@ -176,8 +176,16 @@ function renderSource(compiled: CompiledSource, variables: Record<string, unknow
       const path = compiled.paths.get(`${lineNumber}:${column}`) ?? missing[1];
       throw new MissingVariableError(compiled.field, path.replace(/^this\./, ''), lineNumber ?? 1);
     }
-    throw new TemplateRenderError(compiled.field, message);
+    throw new TemplateRenderError(compiled.field, readableRenderError(message));
   }
+}
+
+/** The engine's own words where they are JavaScript's (a field looked up on a string or number). */
+function readableRenderError(message: string): string {
+  const lookup = /^Cannot use 'in' operator to search for '([^']*)' in (.*)$/s.exec(message);
+  if (!lookup) return message;
+  const value = lookup[2].length > 40 ? `${lookup[2].slice(0, 37)}...` : lookup[2];
+  return `"${lookup[1]}" cannot be read from the value ${JSON.stringify(value)}, which is not an object`;
 }
 
 export interface CompiledTemplate {
