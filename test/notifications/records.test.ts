@@ -136,12 +136,15 @@ describe('GET /v1/notifications and /v1/notifications/:id', () => {
   });
 
   it('refuses bad pagination and filters', async () => {
-    for (const query of ['page=0', 'page=-1', 'limit=0', 'limit=101', 'limit=abc', 'page=1.5', 'status=lost', 'wallet=xyz']) {
+    // numbers as a person writes them: hex, exponents and padding are not read as numbers
+    for (const query of ['page=0', 'page=-1', 'limit=0', 'limit=101', 'limit=abc', 'page=1.5', 'status=lost', 'wallet=xyz', 'limit=0x10', 'limit=1e1', 'limit=%2010', 'page=']) {
       const res = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications?${query}`);
       assert.equal(res.status, 400, query);
       assert.ok(isErrorBody(res.body));
       assert.equal(res.body.code, 'VALIDATION_ERROR');
       assert.match(res.body.message, new RegExp(`^${query.split('=')[0]} `), query);
     }
+    assert.equal((await call(gw.url, acme.apiKey, 'GET', '/v1/notifications?limit=0x10')).body.message, 'limit must be an integer');
+    assert.equal((await call(gw.url, acme.apiKey, 'GET', '/v1/notifications?limit=05&page=1')).body.data.length, 5, 'leading zeros are still decimal');
   });
 });

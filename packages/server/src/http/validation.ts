@@ -12,8 +12,37 @@ const textAjv = addFormats(new Ajv({ removeAdditional: true, useDefaults: true, 
 
 for (const ajv of [bodyAjv, textAjv]) ajv.addFormat('solana-wallet', { type: 'string', validate: isWalletAddress });
 
+/** Numbers in a query string or path as a person writes them: `0x10`, `1e1` and ` 10` are not. */
+const DECIMAL: Record<string, RegExp> = { integer: /^-?\d+$/, number: /^-?\d+(?:\.\d+)?$/ };
+
+/**
+ * The text validator of a query string or path: ajv coerces with Number(), which reads `0x10` as
+ * 16, so the numeric fields are checked for plain decimals first and refused as ajv refuses "abc".
+ */
+function textValidator(schema: { properties?: Record<string, { type?: unknown }> }) {
+  const validate = textAjv.compile(schema as object);
+  const numeric = Object.entries(schema.properties ?? {}).flatMap(([name, field]) =>
+    typeof field.type === 'string' && DECIMAL[field.type] ? [{ name, type: field.type, decimal: DECIMAL[field.type] }] : [],
+  );
+  if (numeric.length === 0) return validate;
+  const checked = (data: Record<string, unknown> | undefined) => {
+    for (const { name, type, decimal } of numeric) {
+      const value = data?.[name];
+      if (typeof value === 'string' && !decimal.test(value)) {
+        checked.errors = [{ keyword: 'type', instancePath: `/${name}`, schemaPath: '', params: { type }, message: `must be ${type}` }] as ErrorObject[];
+        return false;
+      }
+    }
+    const valid = validate(data);
+    checked.errors = validate.errors;
+    return valid;
+  };
+  checked.errors = null as ErrorObject[] | null | undefined;
+  return checked;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as any;
+  httpPart === 'body' ? (bodyAjv.compile(schema as object) as any) : (textValidator(schema as object) as any);
 
 /** `/notifications/3/wallet` → `notifications[3].wallet` */
 function fieldPath(instancePath: string, extra?: string): string {
