@@ -90,6 +90,10 @@ describe('renderMarkdownHtml', () => {
     );
   });
 
+  it('shows the address of a link without a label, which would otherwise be invisible', () => {
+    assert.match(renderMarkdownHtml('[](https://a.example/x?y=1&z=2)'), /<a href="https:\/\/a\.example\/x\?y=1&amp;z=2"[^>]*>https:\/\/a\.example\/x\?y=1&amp;z=2<\/a>/);
+  });
+
   it('linkifies bare URLs and addresses', () => {
     assert.equal(
       renderMarkdownHtml('see www.example.com or ops@example.com'),

@@ -91,7 +91,9 @@ md.renderer.rules.link_open = (tokens, idx, _options, env: MarkdownHtmlOptions) 
   const target = env.rewriteLink && isHttpUrl(href) ? env.rewriteLink(href) : href;
   const title = token.attrGet('title');
   const titleAttr = title ? ` title="${escapeHtml(title)}"` : '';
-  return `<a href="${escapeHtml(target)}"${titleAttr} style="${ELEMENT_STYLES.a}" target="_blank" rel="noopener noreferrer">`;
+  // A link without a label ([](https://…)) would be invisible: it shows its address, as in Telegram and SMS.
+  const label = tokens[idx + 1]?.type === 'link_close' ? escapeHtml(href) : '';
+  return `<a href="${escapeHtml(target)}"${titleAttr} style="${ELEMENT_STYLES.a}" target="_blank" rel="noopener noreferrer">${label}`;
 };
 
 md.renderer.rules.image = (tokens, idx, options, env, self) => {
