@@ -48,6 +48,9 @@ describe('inputs the fuzzer found', () => {
       { ...note, subject: 'a\u0000b' },
       { ...note, idempotencyKey: 'k\u0000' },
       { ...note, templateVariables: { name: '\u0000' } },
+      // half a surrogate pair would be stored as U+FFFD, not as sent
+      { ...note, subject: 'a\ud800b' },
+      { ...note, body: '\udc00' },
     ]) {
       assertRefused(await call(gw.url, protocol.apiKey, 'POST', '/v1/notify', body), 400, 'VALIDATION_ERROR');
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from './errors.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan, nulCharacterPath, parseJsonBody } from './parse-json-body.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan, parseJsonBody, unstorableTextProblem } from './parse-json-body.js';
 
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
@@ -26,7 +26,20 @@ describe('parseJsonBody', () => {
     refused('"\\u0000"', 'body must not contain the NUL character (\\u0000)');
     // An escaped backslash before "u0000" is text, not the character.
     assert.deepEqual(parseJsonBody('{"a":"\\\\u0000"}'), { a: '\\u0000' });
-    assert.equal(nulCharacterPath({ a: [1, null, true, { b: 'c' }] }), undefined);
+    assert.equal(unstorableTextProblem({ a: [1, null, true, { b: 'c' }] }), undefined);
+  });
+
+  it('refuses half a surrogate pair, which would be stored as U+FFFD, and keeps whole pairs', () => {
+    const refused = (text: string, field: string) =>
+      assert.throws(
+        () => parseJsonBody(text),
+        (error: unknown) => error instanceof ApiError && error.message === `${field} must be valid Unicode text (it has an unpaired surrogate, \\uD800-\\uDFFF)`,
+        text,
+      );
+    refused('{"subject":"\\ud800"}', 'subject');
+    refused('{"subject":"a\\uDC00b"}', 'subject');
+    refused('{"notifications":[{"body":"\\ud83d\\ud83d\\ude80"}]}', 'notifications[0].body');
+    assert.deepEqual(parseJsonBody('{"subject":"\\ud83d\\ude80 \\uD83D\\uDE80"}'), { subject: '🚀 🚀' });
   });
 
   it('does not count brackets inside strings, escaped quotes included', () => {

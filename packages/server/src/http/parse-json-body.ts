@@ -32,34 +32,52 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
+/** The JSON escapes of a NUL character or of half a surrogate pair. */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Why a string cannot be stored as sent, or undefined. */
+function unstorable(text: string): string | undefined {
+  if (text.includes('\0')) return 'must not contain the NUL character (\\u0000)';
+  // UTF-8 has no encoding for half a surrogate pair: it would be stored as U+FFFD, not as sent.
+  if (LONE_SURROGATE.test(text)) return 'must be valid Unicode text (it has an unpaired surrogate, \\uD800-\\uDFFF)';
+  return undefined;
+}
+
 /**
- * Where the first NUL character of a parsed body stands (`subject`, `notifications[1].body`,
- * `templateVariables.a`), in a value or a key, or undefined when there is none.
+ * The first string of a parsed body, value or key, that cannot be stored as sent (a NUL
+ * character, half a surrogate pair), as the refusal naming where it stands (`subject must …`,
+ * `notifications[1].body must …`, `templateVariables.a must …`), or undefined when there is none.
  */
-export function nulCharacterPath(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return value.includes('\0') ? path || 'body' : undefined;
+export function unstorableTextProblem(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') {
+    const reason = unstorable(value);
+    return reason && `${path || 'body'} ${reason}`;
+  }
   if (value === null || typeof value !== 'object') return undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = nulCharacterPath(value[i], `${path}[${i}]`);
+      const found = unstorableTextProblem(value[i], `${path}[${i}]`);
       if (found) return found;
     }
     return undefined;
   }
   for (const [key, item] of Object.entries(value)) {
     const at = path ? `${path}.${key}` : key;
-    if (key.includes('\0')) return at.replace(/\0/g, '\\u0000');
-    const found = nulCharacterPath(item, at);
+    const reason = unstorable(key);
+    if (reason) return `${JSON.stringify(at).slice(1, -1)} ${reason}`;
+    const found = unstorableTextProblem(item, at);
     if (found) return found;
   }
   return undefined;
 }
 
 /**
- * A request body as JSON; an empty body is no body. Malformed JSON throws a SyntaxError (400). A
- * NUL character (JSON's `\u0000`) is refused here, naming the field, for every route alike:
- * PostgreSQL text cannot hold one, and a route that stores nothing (a preview) must not accept
- * what the matching send refuses.
+ * A request body as JSON; an empty body is no body. Malformed JSON throws a SyntaxError (400). Text
+ * that cannot be stored as sent (a NUL character, `\u0000`, which PostgreSQL text cannot hold; half
+ * a surrogate pair, `\ud800`, which UTF-8 cannot encode) is refused here, naming the field, for
+ * every route alike: a route that stores nothing (a preview) must not accept what the matching
+ * send refuses, and nothing is stored other than as it was sent.
  */
 export function parseJsonBody(text: string): unknown {
   if (text === '') return undefined;
@@ -73,8 +91,9 @@ export function parseJsonBody(text: string): unknown {
     (error as { statusCode?: number }).statusCode = 400;
     throw error;
   }
-  // Only a body that writes the escape can hold the character (JSON allows no raw control characters).
-  const nul = text.includes('\\u0000') ? nulCharacterPath(value) : undefined;
-  if (nul) throw new ApiError('VALIDATION_ERROR', `${nul} must not contain the NUL character (\\u0000)`);
+  // Only a body that writes an escape can hold either: JSON allows no raw control characters, and
+  // a body decoded from UTF-8 has no unpaired surrogates.
+  const problem = UNSTORABLE_ESCAPE.test(text) ? unstorableTextProblem(value) : undefined;
+  if (problem) throw new ApiError('VALIDATION_ERROR', problem);
   return value;
 }
