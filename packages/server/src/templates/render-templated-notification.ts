@@ -29,8 +29,8 @@ export interface TemplatedRenderInput {
  * open pixel and click tracking apply as for any email); Telegram and SMS carry the rendered
  * textSource. The template's own markup is the operator's and passes through as written; the
  * values of its variables are HTML-escaped by the template engine. Control and bidi characters
- * are dropped from all three parts, as from Markdown bodies (clean-text.ts). Throws MissingVariableError
- * or TemplateRenderError (see compile-template.ts).
+ * are dropped from all three parts, as from Markdown bodies (clean-text.ts). Throws
+ * MissingVariableError or TemplateRenderError (see compile-template.ts).
  */
 export function renderTemplatedNotification(input: TemplatedRenderInput): RenderedNotification {
   const { template } = input;
