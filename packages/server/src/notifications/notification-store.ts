@@ -188,12 +188,13 @@ export const billable = (rows: DraftNotification[], decisions: Decision[]) =>
 /**
  * Writes the drafts of several requests without idempotency keys (which are all written, but for
  * a single send's unregistered wallet) and reserves each request's sends, in one statement and so
- * one atomic step without a transaction around it: each draft's channel is decided (decideChannels),
- * the rows written, then each protocol's sends reserved together (protocols in id order, so
- * concurrent statements lock usage rows in the same order), then the rows counted for reports. The usage rows stay locked only from
- * the reservation to the commit, so concurrent batches write their rows side by side. A
- * reservation that does not fit fails the statement (herald_refuse_unreserved), which undoes every
- * row, and the batch is run again reserving first (reserveFirst).
+ * one atomic step without a transaction around it: each draft's channel is decided
+ * (decideChannels), the rows written, then each protocol's sends reserved together (protocols in
+ * id order, so concurrent statements lock usage rows in the same order), then the rows counted for
+ * reports. The usage rows stay locked only from the reservation to the commit, so concurrent
+ * batches write their rows side by side. A reservation that does not fit fails the statement
+ * (herald_refuse_unreserved), which undoes every row, and the batch is run again reserving first
+ * (reserveFirst).
  */
 export async function insertNotificationsReservingMany(db: Queryable, inserts: ReservingInsert[]): Promise<ReservingAnswer[]> {
   const groups = reservationGroups(inserts);
