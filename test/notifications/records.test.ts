@@ -72,6 +72,16 @@ describe('GET /v1/notifications and /v1/notifications/:id', () => {
     }
   });
 
+  it('refuses an empty id as a validation error, as every other id route does', async () => {
+    for (const path of ['/v1/notifications/', '/v1/notifications//receipt']) {
+      const res = await call(gw.url, acme.apiKey, 'GET', path);
+      assert.equal(res.status, 400, path);
+      assert.ok(isErrorBody(res.body));
+      assert.equal(res.body.code, 'VALIDATION_ERROR');
+      assert.match(res.body.message, /^id /);
+    }
+  });
+
   it('lists newest first with default page 1 and limit 20', async () => {
     const res = await call(gw.url, acme.apiKey, 'GET', '/v1/notifications');
     assert.equal(res.status, 200);

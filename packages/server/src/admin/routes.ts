@@ -147,7 +147,7 @@ export function adminRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         tags,
         summary: 'Revoke an API key (takes effect within the auth cache TTL in other processes)',
-        params: Type.Object({ id: Type.String({ maxLength: 100 }), keyId: Type.String({ maxLength: 100 }) }),
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), keyId: Type.String({ minLength: 1, maxLength: 100 }) }),
         response: { 200: KeyView, ...errorResponses(401, 404) },
       },
     },
