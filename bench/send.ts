@@ -69,15 +69,21 @@ export async function main(args: string[]): Promise<void> {
           ENGINE_LABELS[engine],
           [
             { name: `bare Fastify GET ${bare.path}`, url: bare.url, requests: keyedRequests(keys, { method: 'GET', path: bare.path }) },
+            {
+              name: `bare Fastify POST ${bare.postPath} (same body)`,
+              url: bare.url,
+              requests: single.map((request) => ({ ...request, path: bare.postPath })),
+            },
             { name: 'Herald POST /v1/notify', url: gateway.url, requests: single },
             { name: 'Herald POST /v1/notify/bulk (100)', url: gateway.url, requests: bulk, itemsPerRequest: 100 },
           ],
           options,
         );
-        const [bareRow, singleRow, bulkRow] = rows;
+        const [bareRow, barePostRow, singleRow, bulkRow] = rows;
         const share = singleRow.result.requestsPerSec / bareRow.result.requestsPerSec;
         process.stdout.write(
           `\n${ENGINE_LABELS[engine]}: single sends ${(100 * share).toFixed(1)}% of the bare route (target 25%), p99 ${singleRow.result.latencyP99Ms} ms (target < 25 ms); ` +
+            `a bare POST with the same body ${(100 * barePostRow.result.requestsPerSec / bareRow.result.requestsPerSec).toFixed(1)}%; ` +
             `bulk ${Math.round(bulkRow.result.requestsPerSec * 100).toLocaleString('en-US')} notifications/s (target 60,000)\n`,
         );
       } finally {
