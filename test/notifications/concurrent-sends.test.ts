@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Database } from '../../packages/server/src/db/connection.js';
 import { newId } from '../../packages/server/src/ids.js';
 import { reserveSends, sendsThisPeriod, type QuotaProtocol } from '../../packages/server/src/limits/quota.js';
-import { insertNotificationsReservingMany, type DraftNotification, type ReservingInsert } from '../../packages/server/src/notifications/notification-store.js';
+import { insertNotificationsReservingMany, sendBatchFor, type DraftNotification, type ReservingInsert } from '../../packages/server/src/notifications/notification-store.js';
 import { call, startGateway, type TestGateway } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
 
@@ -169,6 +169,31 @@ describe('concurrent single sends', () => {
       assert.equal(await sendsThisPeriod(db, limited.id, now), 49_999);
       assert.equal(await count(unlimited.id), 40);
       assert.equal(await sendsThisPeriod(db, unlimited.id, now), 40);
+    });
+
+    it('answers a statement run again after its commit from the rows it wrote, reserving and counting nothing twice', async () => {
+      // What the send batch does when a committed statement's answer is lost with its connection:
+      // each request runs again, and finds its ids taken by its own rows.
+      const p = await protocolRow((await gw.createProtocol({ tier: 1 })).id);
+      const now = new Date();
+      const inserts = [
+        { rows: rowsFor(p.id, 2), protocol: p, now },
+        { rows: rowsFor(p.id, 1), protocol: p, now },
+      ];
+      const first = await insertNotificationsReservingMany(db, inserts);
+      assert.deepEqual(first.map((answer) => answer.reserved), [true, true]);
+      assert.deepEqual(await insertNotificationsReservingMany(db, inserts), first);
+      assert.deepEqual(await sendBatchFor(db).call(inserts[1]), first[1], 'through the send batch too');
+      assert.equal(await count(p.id), 3);
+      assert.equal(await sendsThisPeriod(db, p.id, now), 3, 'reserved once');
+      const [{ counted }] = await db.query<{ counted: number }>('SELECT sum(count)::int AS counted FROM notification_counts WHERE protocol_id = $1', [p.id]);
+      assert.equal(counted, 3, 'counted once');
+
+      // A draft that is not among the rows: the error stands, and nothing new is written.
+      const mixed = [{ rows: [inserts[0].rows[0], ...rowsFor(p.id, 1)], protocol: p, now }];
+      await assert.rejects(insertNotificationsReservingMany(db, mixed), (error: { code?: string }) => error.code === '23505');
+      assert.equal(await count(p.id), 3);
+      assert.equal(await sendsThisPeriod(db, p.id, now), 3);
     });
 
     it('writes sandbox rows (nothing to reserve) of a protocol whose quota is used up', async () => {

@@ -4,7 +4,7 @@ import { boolArray, int4Array, jsonbArray, textArray, timestamptzArray } from '.
 import { Coalescer } from '../db/coalescer.js';
 import { reservationParams, type QuotaProtocol } from '../limits/quota.js';
 import { COUNT_NEW_NOTIFICATIONS } from '../reporting/notification-counts.js';
-import { decideChannels } from './choose-channel.js';
+import { decideChannels, NO_CHANNEL } from './choose-channel.js';
 
 export type NotificationStatus = 'queued' | 'sending' | 'delivered' | 'bounced' | 'failed' | 'opted_out';
 
@@ -197,6 +197,17 @@ export const billable = (rows: DraftNotification[], decisions: Decision[]) =>
  * (reserveFirst).
  */
 export async function insertNotificationsReservingMany(db: Queryable, inserts: ReservingInsert[]): Promise<ReservingAnswer[]> {
+  try {
+    return await reservingInsert(db, inserts);
+  } catch (error) {
+    if (!alreadyWritten(error)) throw error;
+    const answers = await answersOfWritten(db, inserts);
+    if (!answers) throw error;
+    return answers;
+  }
+}
+
+async function reservingInsert(db: Queryable, inserts: ReservingInsert[]): Promise<ReservingAnswer[]> {
   const groups = reservationGroups(inserts);
   if (!groups) return oneByOne(db, inserts);
   const rows = inserts.flatMap((insert) => insert.rows);
@@ -214,6 +225,43 @@ export async function insertNotificationsReservingMany(db: Queryable, inserts: R
     if ((error as { code?: unknown }).code !== QUOTA_REFUSED) throw error;
   }
   return reserveFirst(db, inserts, rows, groups);
+}
+
+/** A notification id written twice: PostgreSQL's unique_violation on the table's primary key. */
+function alreadyWritten(error: unknown): boolean {
+  const { code, constraint, message } = error as { code?: unknown; constraint?: unknown; message?: unknown };
+  return code === '23505' && (constraint === 'notifications_pkey' || (typeof message === 'string' && message.includes('"notifications_pkey"')));
+}
+
+/**
+ * The answers of drafts already written by an earlier run of the same statement, read back from
+ * their rows; undefined unless every draft is there. A batch whose statement committed but whose
+ * answer never arrived (the connection dropped in between) is run again call by call (Coalescer),
+ * and its ids, made once per draft, are then taken by its own rows: those rows, their reservation
+ * and their counting are that commit's, so each caller gets the answer the statement gave instead
+ * of an error for a notification that is queued. The channel a row was written with never changes
+ * (a fallback is recorded beside it), so the decision is read from it whatever happened since.
+ */
+async function answersOfWritten(db: Queryable, inserts: ReservingInsert[]): Promise<ReservingAnswer[] | undefined> {
+  const ids = inserts.flatMap((insert) => insert.rows.map((row) => row.id));
+  const rows = await db.query<{ id: string; protocol_id: string; channel: Channel | null; status: NotificationStatus; last_error: string | null }>(
+    'SELECT id, protocol_id, channel, status, last_error FROM notifications WHERE id = ANY($1::text[])',
+    [ids],
+  );
+  const written = new Map(rows.map((row) => [row.id, row]));
+  const decisions = inserts.map((insert) =>
+    insert.rows.map((draft): Decision | undefined => {
+      const row = written.get(draft.id);
+      if (!row || row.protocol_id !== draft.protocolId) return undefined;
+      return {
+        registered: row.last_error !== NO_CHANNEL.unregistered,
+        channel: row.channel,
+        status: row.status === 'opted_out' ? 'opted_out' : row.channel === null ? 'failed' : 'queued',
+      };
+    }),
+  );
+  if (decisions.some((request) => request.some((decision) => decision === undefined))) return undefined;
+  return decisions.map((request) => ({ reserved: true, decisions: request as Decision[] }));
 }
 
 /** The statement's decisions (one per draft, in order) split back into its requests' answers. */
