@@ -136,6 +136,44 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     isJsonRpcError(byId[11], -32602, 11);
   });
 
+  it("answers each invalid member of a batch -32600 beside the valid members' answers", async () => {
+    const res = await post([
+      { jsonrpc: '2.0', id: 20, method: 'ping' },
+      { foo: 1 },
+      7,
+      { jsonrpc: '1.0', id: 21, method: 'ping' },
+      { jsonrpc: '2.0', id: 22, method: 'tools/call', params: { name: 'get_doc_page', arguments: { slug: 'nope' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+    ]);
+    assert.equal(res.status, 200);
+    assert.ok(Array.isArray(res.body));
+    assert.equal(res.body.length, 5, 'one answer per request, none for the notification');
+    const byId = new Map(res.body.filter((a: { id: unknown }) => a.id !== null).map((a: { id: number }) => [a.id, a]));
+    assert.deepEqual((byId.get(20) as { result: unknown }).result, {});
+    isJsonRpcError(byId.get(21), -32600, 21);
+    assert.equal((byId.get(22) as { result: { isError: boolean } }).result.isError, true);
+    const anonymous = res.body.filter((a: { id: unknown }) => a.id === null);
+    assert.equal(anonymous.length, 2);
+    for (const answer of anonymous) isJsonRpcError(answer, -32600);
+    assert.ok(res.headers.get('x-request-id'));
+    assert.ok(res.headers.get('x-ratelimit-limit'));
+  });
+
+  it('answers a batch with an array even for one request, and a batch of invalid members with their errors (400)', async () => {
+    const one = await post([{ jsonrpc: '2.0', id: 30, method: 'ping' }]);
+    assert.equal(one.status, 200);
+    assert.deepEqual(one.body, [{ jsonrpc: '2.0', id: 30, result: {} }]);
+    const invalid = await post([1, { id: 31 }]);
+    assert.equal(invalid.status, 400);
+    assert.equal(invalid.body.length, 2);
+    isJsonRpcError(invalid.body[0], -32600);
+    isJsonRpcError(invalid.body[1], -32600, 31);
+    const notifications = await post([{ jsonrpc: '2.0', method: 'notifications/initialized' }, 'x']);
+    assert.equal(notifications.status, 200);
+    assert.equal(notifications.body.length, 1);
+    isJsonRpcError(notifications.body[0], -32600);
+  });
+
   it('-32700 for a malformed or empty body', async () => {
     for (const raw of ['{"jsonrpc":"2.0","id":1,', '{bad json}', '']) {
       const res = await post(raw);
@@ -196,13 +234,17 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     await waitFor(async () => gateway.herald.app!.inFlight.size === 0);
   });
 
-  it('GET and DELETE /mcp answer 405 with a JSON-RPC error', async () => {
-    for (const method of ['GET', 'DELETE']) {
+  it('every method but POST answers 405 with a JSON-RPC error and Allow: POST', async () => {
+    for (const method of ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS']) {
       const res = await fetch(`${gateway.url}/mcp`, { method });
       assert.equal(res.status, 405, method);
-      assert.equal(res.headers.get('allow'), 'POST');
+      assert.equal(res.headers.get('allow'), 'POST', method);
       isJsonRpcError(await res.json(), -32000);
+      assert.ok(res.headers.get('x-request-id'), method);
     }
+    const head = await fetch(`${gateway.url}/mcp`, { method: 'HEAD' });
+    assert.equal(head.status, 405);
+    assert.equal(head.headers.get('allow'), 'POST');
   });
 
   it('refuses other content types and oversize bodies with a JSON-RPC error, not the REST error shape', async () => {

@@ -4,7 +4,7 @@ import { readJsonRpcBody } from './read-jsonrpc-body.js';
 
 function errorOf(raw: string | undefined) {
   const result = readJsonRpcBody(raw);
-  assert.ok('error' in result, `expected an error for ${raw}`);
+  assert.ok('error' in result && !Array.isArray(result.error), `expected one error for ${raw}`);
   return result.error;
 }
 
@@ -36,18 +36,30 @@ describe('readJsonRpcBody', () => {
     }
   });
 
-  it('answers -32600 for an empty batch and for a batch holding an invalid message', () => {
+  it('answers -32600 for an empty batch', () => {
     assert.equal(errorOf('[]').error.code, -32600);
-    const error = errorOf(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { id: 2 }]));
-    assert.equal(error.error.code, -32600);
-    assert.equal(error.id, null);
+  });
+
+  it("judges a batch's members one by one: the valid ones are served, each invalid one answered -32600", () => {
+    const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    assert.deepEqual(readJsonRpcBody(JSON.stringify([ping, { id: 2 }, 7])), {
+      message: [ping],
+      batch: true,
+      invalid: [
+        { jsonrpc: '2.0', id: 2, error: { code: -32600, message: (readJsonRpcBody('{"id":2}') as { error: { error: { message: string } } }).error.error.message } },
+        { jsonrpc: '2.0', id: null, error: { code: -32600, message: (readJsonRpcBody('7') as { error: { error: { message: string } } }).error.error.message } },
+      ],
+    });
+    const allInvalid = readJsonRpcBody(JSON.stringify([1, { foo: 1 }]));
+    assert.ok('error' in allInvalid && Array.isArray(allInvalid.error));
+    assert.deepEqual(allInvalid.error.map((e) => [e.id, e.error.code]), [[null, -32600], [null, -32600]]);
   });
 
   it('passes requests, notifications and batches through', () => {
     const request = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
     const notification = { jsonrpc: '2.0', method: 'notifications/initialized' };
-    assert.deepEqual(readJsonRpcBody(JSON.stringify(request)), { message: request });
-    assert.deepEqual(readJsonRpcBody(JSON.stringify(notification)), { message: notification });
-    assert.deepEqual(readJsonRpcBody(JSON.stringify([request, notification])), { message: [request, notification] });
+    assert.deepEqual(readJsonRpcBody(JSON.stringify(request)), { message: request, batch: false, invalid: [] });
+    assert.deepEqual(readJsonRpcBody(JSON.stringify(notification)), { message: notification, batch: false, invalid: [] });
+    assert.deepEqual(readJsonRpcBody(JSON.stringify([request, notification])), { message: [request, notification], batch: true, invalid: [] });
   });
 });

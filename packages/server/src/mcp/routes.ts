@@ -1,50 +1,64 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
-import { requestFinished } from '../http/guard.js';
-import { acceptsJson, completeAcceptHeader } from './complete-accept-header.js';
+import { acceptsJson } from './accepts-json.js';
 import { connectMcpServer } from './create-mcp-server.js';
 import { buildHeraldTools, type HeraldTool } from './herald-tools.js';
 import { loadDocsLibrary } from './load-docs-library.js';
-import { INTERNAL_ERROR, jsonRpcError, readJsonRpcBody, SERVER_ERROR } from './read-jsonrpc-body.js';
+import { INTERNAL_ERROR, jsonRpcError, readJsonRpcBody, SERVER_ERROR, type JsonRpcBody } from './read-jsonrpc-body.js';
 
 const METHOD_NOT_ALLOWED = jsonRpcError(SERVER_ERROR, 'Method not allowed: this endpoint is stateless, send JSON-RPC with POST');
 // Ours, not the transport's: it would ask for text/event-stream too, which this endpoint never sends.
 const NOT_ACCEPTABLE = jsonRpcError(SERVER_ERROR, 'Not Acceptable: the client must accept application/json');
 
-/** Headers Fastify holds for the reply (rate limit) and its onSend hook would add: the reply is hijacked. */
-function copyHeaders(request: FastifyRequest, reply: FastifyReply): void {
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[]);
+const TRANSPORT_ACCEPT = 'application/json, text/event-stream';
+
+/**
+ * The request as the SDK's web-standard transport reads it: the client's headers, with an Accept
+ * header the transport takes (it asks for SSE too, which this endpoint never sends; acceptsJson
+ * has already checked that the client reads JSON). The body is handed over parsed.
+ */
+function transportRequest(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || ['host', 'connection', 'content-length', 'transfer-encoding', 'accept'].includes(name)) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
   }
-  reply.raw.setHeader('X-Request-Id', request.id);
+  headers.set('accept', TRANSPORT_ACCEPT);
+  return new Request('http://localhost/mcp', { method: 'POST', headers });
+}
+
+/** The transport's answer with the batch's invalid members' errors beside it; a batch is answered with an array. */
+async function withInvalidMembers(response: Response, body: JsonRpcBody): Promise<{ status: number; payload: string | undefined }> {
+  const text = await response.text();
+  if (!body.batch || response.status >= 400) return { status: response.status, payload: text || undefined };
+  const answers: unknown[] = text ? [JSON.parse(text)].flat() : [];
+  answers.push(...body.invalid);
+  // Only notifications, all valid: nothing to answer (202), as for a lone notification.
+  if (answers.length === 0) return { status: response.status, payload: undefined };
+  return { status: 200, payload: JSON.stringify(answers) };
 }
 
 async function answerMcp(tools: HeraldTool[], log: Logger, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const body = readJsonRpcBody(request.body as string | undefined);
   if ('error' in body) return reply.code(400).send(body.error);
   if (!acceptsJson(request.headers.accept)) return reply.code(406).send(NOT_ACCEPTABLE);
-  completeAcceptHeader(request.raw);
-  reply.hijack();
-  copyHeaders(request, reply);
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const server = await connectMcpServer(tools, transport);
   try {
-    const server = await connectMcpServer(tools, transport);
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await transport.handleRequest(request.raw, reply.raw, body.message);
+    const response = await transport.handleRequest(transportRequest(request), { parsedBody: body.message });
+    const { status, payload } = await withInvalidMembers(response, body);
+    reply.code(status);
+    if (payload === undefined) return reply.send();
+    return reply.type('application/json; charset=utf-8').send(payload);
   } catch (error) {
     log.error({ err: error, reqId: request.id }, 'MCP request failed');
-    if (!reply.raw.headersSent) {
-      reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(INTERNAL_ERROR, `Internal error (request ${request.id})`)));
-    }
+    return reply.code(500).send(jsonRpcError(INTERNAL_ERROR, `Internal error (request ${request.id})`));
   } finally {
-    // A hijacked reply never reaches the onSend hook that would count it answered.
-    requestFinished(request);
+    await transport.close();
+    await server.close();
   }
 }
 
@@ -92,14 +106,13 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       },
       (request, reply) => answerMcp(tools, deps.log, request, reply),
     );
-    for (const method of ['GET', 'DELETE'] as const) {
-      scope.route({
-        method,
-        url: '/mcp',
-        config: { access: 'public' },
-        schema: { hide: true },
-        handler: async (_request, reply) => reply.code(405).header('Allow', 'POST').send(METHOD_NOT_ALLOWED),
-      });
-    }
+    // Every other method is refused in JSON-RPC too (HEAD comes with GET).
+    scope.route({
+      method: ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
+      url: '/mcp',
+      config: { access: 'public' },
+      schema: { hide: true },
+      handler: async (_request, reply) => reply.code(405).header('Allow', 'POST').send(METHOD_NOT_ALLOWED),
+    });
   });
 }
