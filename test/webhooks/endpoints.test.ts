@@ -110,9 +110,23 @@ describe('webhook endpoints API', () => {
     });
   }
 
+  it('registers an endpoint off when asked (isActive: false), on by default', async () => {
+    const off = await create(acme.apiKey, { url: 'https://a.example.com/off', events: ['quota.exceeded'], isActive: false });
+    assert.equal(off.status, 201);
+    assert.equal(off.body.isActive, false);
+    const on = await create(acme.apiKey, { url: 'https://a.example.com/on', events: ['quota.exceeded'] });
+    assert.equal(on.body.isActive, true);
+    const list = await call(gw.url, acme.apiKey, 'GET', '/v1/webhooks');
+    assert.equal(list.body.find((w: any) => w.id === off.body.id).isActive, false);
+    const bad = await create(acme.apiKey, { url: 'https://a.example.com/bad', events: ['quota.exceeded'], isActive: 'no' });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, 'VALIDATION_ERROR');
+    for (const id of [off.body.id, on.body.id]) assert.equal((await call(gw.url, acme.apiKey, 'DELETE', `/v1/webhooks/${id}`)).status, 204);
+  });
+
   it('refuses invalid updates with 400 and changes nothing', async () => {
     const { body: hook } = await create(acme.apiKey, { url: 'https://a.example.com/keep', events: ['quota.exceeded'] });
-    for (const body of [{}, { events: [] }, { events: ['nope'] }, { url: 'ftp://x.example.com' }, { isActive: 'yes' }, { events: ['quota.exceeded', 'quota.exceeded'] }]) {
+    for (const body of [{}, { secret: 'mine' }, { events: [] }, { events: ['nope'] }, { url: 'ftp://x.example.com' }, { isActive: 'yes' }, { events: ['quota.exceeded', 'quota.exceeded'] }]) {
       const res = await call(gw.url, acme.apiKey, 'PATCH', `/v1/webhooks/${hook.id}`, body);
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.body.code, 'VALIDATION_ERROR');

@@ -22,10 +22,12 @@ export interface CreateWebhookParams {
   url: string;
   /** At least one, no repeats. */
   events: EventType[];
+  /** Whether it receives events; true when not given (register it off, turn it on later). */
+  isActive?: boolean;
 }
 
 /** At least one field; turning an endpoint on again clears its failure streak. */
-export type UpdateWebhookParams = Partial<CreateWebhookParams> & { isActive?: boolean };
+export type UpdateWebhookParams = Partial<CreateWebhookParams>;
 
 /** The JSON body Herald posts (the envelope). */
 export interface WebhookEvent {

@@ -44,7 +44,7 @@ export async function requireEndpoint(deps: Deps, protocolId: string, id: string
 export async function createEndpoint(
   deps: Deps,
   protocol: { id: string; tier: number },
-  input: { url: string; events: EventType[] },
+  input: { url: string; events: EventType[]; isActive?: boolean },
 ): Promise<EndpointView & { secret: string }> {
   await assertWebhookUrl(deps, input.url);
   const secret = newWebhookSecret();
@@ -60,6 +60,7 @@ export async function createEndpoint(
       protocol_id: protocol.id,
       url: input.url,
       events: input.events,
+      is_active: input.isActive ?? true,
       secret_enc: deps.secrets.encrypt(secret),
       now: deps.now(),
     });
@@ -77,6 +78,11 @@ export async function changeEndpoint(
   id: string,
   changes: { url?: string; events?: EventType[]; isActive?: boolean },
 ): Promise<EndpointView> {
+  // Fields the body does not know are dropped before this point (as everywhere in the API): a body
+  // left with none of the three changes nothing, and says so rather than answering 200.
+  if (changes.url === undefined && changes.events === undefined && changes.isActive === undefined) {
+    throw new ApiError('VALIDATION_ERROR', 'body must have at least one of url, events, isActive');
+  }
   await requireEndpoint(deps, protocolId, id);
   if (changes.url !== undefined) await assertWebhookUrl(deps, changes.url);
   const row = await updateEndpoint(deps.db, protocolId, id, { ...changes, now: deps.now() });

@@ -25,12 +25,12 @@ export async function countEndpoints(db: Queryable, protocolId: string): Promise
 
 export async function insertEndpoint(
   db: Queryable,
-  row: Pick<EndpointRow, 'id' | 'protocol_id' | 'url' | 'events' | 'secret_enc'> & { now: Date },
+  row: Pick<EndpointRow, 'id' | 'protocol_id' | 'url' | 'events' | 'is_active' | 'secret_enc'> & { now: Date },
 ): Promise<EndpointRow> {
   const [created] = await db.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, protocol_id, url, events, secret_enc, created_at, updated_at)
-     VALUES ($1, $2, $3, $4::text[], $5, $6, $6) RETURNING *`,
-    [row.id, row.protocol_id, row.url, row.events, row.secret_enc, row.now],
+    `INSERT INTO webhook_endpoints (id, protocol_id, url, events, is_active, secret_enc, created_at, updated_at)
+     VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $7) RETURNING *`,
+    [row.id, row.protocol_id, row.url, row.events, row.is_active, row.secret_enc, row.now],
   );
   return created;
 }

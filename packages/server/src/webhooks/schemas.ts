@@ -8,7 +8,7 @@ export const EventTypeSchema = Type.Unsafe<EventType>({ type: 'string', enum: [.
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http or https URL of the receiver' });
 const Events = Type.Array(EventTypeSchema, { minItems: 1, uniqueItems: true, description: 'Event types sent to this endpoint (no repeats)' });
 
-export const CreateWebhookBody = Type.Object({ url: Url, events: Events });
+export const CreateWebhookBody = Type.Object({ url: Url, events: Events, isActive: Type.Optional(Type.Boolean({ default: true })) });
 
 export const UpdateWebhookBody = Type.Object(
   { url: Type.Optional(Url), events: Type.Optional(Events), isActive: Type.Optional(Type.Boolean()) },
