@@ -162,12 +162,20 @@ describe('POST /v1/broadcast and GET /v1/broadcasts/:id', () => {
       [{ subject: undefined }, /^subject is required$/],
       [{ category: 'news' }, /^category must be one of/],
       [{ receipt: 'yes' }, /^receipt must be a boolean$/],
+      // A recipient would be ignored by a call that messages everyone: refused instead.
+      [{ wallet: makeWallet().address }, /^wallet: a broadcast goes to every active subscriber and takes no recipient/],
+      [{ walletAddress: makeWallet().address }, /^walletAddress: /],
+      [{ wallets: [makeWallet().address] }, /^wallets: /],
     ];
+    const before = await gw.herald.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM broadcasts WHERE protocol_id = $1', [acme.id]);
     for (const [body, message] of cases) {
       const res = await broadcast(body);
       assert.equal(res.status, 400);
+      assert.equal(res.body.code, 'VALIDATION_ERROR');
       assert.match(res.body.message, message);
     }
+    const afterRefusals = await gw.herald.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM broadcasts WHERE protocol_id = $1', [acme.id]);
+    assert.equal(afterRefusals[0].n, before[0].n, 'nothing sent');
   });
 
   it('reserves quota for every queued message or for none (402), and sandbox broadcasts are free', async () => {

@@ -21,6 +21,9 @@ const BroadcastBody = Type.Object({
   templateVariables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'The same values for every subscriber' })),
 });
 
+/** Fields that name a recipient in other calls (notify, subscriptions): refused in a broadcast. */
+const TARGET_FIELDS = ['wallet', 'walletAddress', 'wallets'] as const;
+
 const Accepted = Type.Object({
   broadcast_id: Type.String(),
   queued_count: Type.Integer({ description: 'Subscribers with a deliverable channel: one queued notification each' }),
@@ -54,6 +57,12 @@ export function broadcastRoutes(app: FastifyInstance, deps: Deps): void {
       // The tier gate answers before the body is validated, as for templates.
       preValidation: async (request) => {
         if (request.auth!.protocol.tier < 1) throw new ApiError('TIER_REQUIRED', 'Broadcast needs the Growth tier (1) or above');
+        // Unknown fields are ignored everywhere, but a recipient given here would be ignored by a
+        // call that messages every subscriber: that mistake is refused before anything is sent.
+        const recipient = TARGET_FIELDS.find((field) => Object.hasOwn(Object(request.body), field));
+        if (recipient) {
+          throw new ApiError('VALIDATION_ERROR', `${recipient}: a broadcast goes to every active subscriber and takes no recipient; send to one wallet with POST /v1/notify`);
+        }
       },
       schema: {
         tags,
