@@ -23,10 +23,12 @@ import { SIZES, SOAK, TEST_TIMEOUT_MS } from './support/mode.js';
 import { memoryOf } from './support/proc-memory.js';
 import { rawRequest, type RawOutcome } from './support/raw-http.js';
 
+/** A JSON-RPC error, or a batch's array of them (every member invalid). */
 function isJsonRpcError(text: string): boolean {
+  const isError = (body: any) => body?.jsonrpc === '2.0' && 'id' in body && Number.isInteger(body.error?.code) && typeof body.error?.message === 'string';
   try {
     const body = JSON.parse(text);
-    return body.jsonrpc === '2.0' && 'id' in body && Number.isInteger(body.error?.code) && typeof body.error?.message === 'string';
+    return Array.isArray(body) ? body.length > 0 && body.every(isError) : isError(body);
   } catch {
     return false;
   }
