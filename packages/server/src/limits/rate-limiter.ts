@@ -60,6 +60,8 @@ export class RedisCounter implements HitCounter {
   private readonly redis: Redis;
   private readonly fallback = new MemoryCounter();
   private degraded = false;
+  /** Switches to the fallback so far: a command sent before the latest one cannot say Redis is back. */
+  private outages = 0;
 
   constructor(
     url: string,
@@ -85,12 +87,15 @@ export class RedisCounter implements HitCounter {
 
   async hit(key: string, windowSecond: number): Promise<number> {
     if (this.redis.status === 'ready') {
+      const outage = this.outages;
       try {
         const redisKey = `${this.prefix}rl:${key}:${windowSecond}`;
         // The window is one second; keeping its key two covers clock skew between processes.
         const count = await (this.redis as Redis & WindowScript).hitWindow(redisKey, 2);
         if (typeof count === 'number') {
-          if (this.degraded) {
+          // An answer to a command sent before the outage began (Redis died while it was in
+          // flight) says nothing of Redis now: only one sent since then switches back.
+          if (this.degraded && outage === this.outages) {
             this.degraded = false;
             this.log.info('rate limiter: Redis is back, using shared counters');
           }
@@ -102,6 +107,7 @@ export class RedisCounter implements HitCounter {
     }
     if (!this.degraded) {
       this.degraded = true;
+      this.outages++;
       this.log.warn('rate limiter: Redis unavailable, falling back to per-process counters');
     }
     return this.fallback.hitSync(key, windowSecond);
