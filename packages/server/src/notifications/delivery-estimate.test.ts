@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { estimateDeliveryMs, MAX_ESTIMATE_MS, nextRate, nextSampleDelayMs } from './delivery-estimate.js';
+import { busyThroughout, estimateDeliveryMs, MAX_ESTIMATE_MS, nextRate, nextSampleDelayMs } from './delivery-estimate.js';
 
 describe('estimateDeliveryMs', () => {
   it('is one hand-off when the queue is empty', () => {
@@ -52,5 +52,21 @@ describe('nextRate', () => {
     assert.equal(nextRate(100, 200, false, 50), 130);
     assert.equal(nextRate(0, 300, false, 50), 300);
     assert.equal(nextRate(0, 40, false, 50), 0);
+  });
+});
+
+describe('busyThroughout', () => {
+  it('is a backlog the workers did not get through: due at both ends, and fewer delivered than were due at the start', () => {
+    assert.equal(busyThroughout(5000, 300, 4800), true);
+    assert.equal(busyThroughout(1, 0, 1), true, 'a message that did not move');
+  });
+
+  it('is not light traffic: each window starts and ends with the one message just sent', () => {
+    assert.equal(busyThroughout(1, 1, 1), false);
+    assert.equal(busyThroughout(2, 2, 2), false);
+  });
+
+  it('is not a window that ended with nothing due', () => {
+    assert.equal(busyThroughout(500, 100, 0), false);
   });
 });

@@ -59,6 +59,17 @@ export function nextRate(current: number, observed: number, busyThroughout: bool
 }
 
 /**
+ * Whether the queue stayed non-empty through a sample window, as far as its two ends tell: work
+ * due at the end, and less delivered during the window than was due at its start (the workers did
+ * not get through even that). A send sees its own message queued when it triggers a sample, so
+ * light traffic finds one due at both ends of every window: had that counted, one delivery a
+ * second would have been taken for all the workers can do. Pure.
+ */
+export function busyThroughout(dueAtStart: number, delivered: number, dueAtEnd: number): boolean {
+  return dueAtEnd > 0 && delivered < dueAtStart;
+}
+
+/**
  * Samples queue depth and delivery throughput per channel off the request path (a request reads
  * the last sample and may trigger the next one): once a second, or less often when the queue is
  * long (nextSampleDelayMs). A request that finds the last sample stale (the gateway was idle)
@@ -146,12 +157,11 @@ export class DeliveryEstimator {
     );
     this.nextSampleAt = at + nextSampleDelayMs(depths.reduce((sum, row) => sum + row.depth, 0));
     this.freshUntil = this.nextSampleAt + STALE_AFTER_MS;
-    const busyThroughout = new Set<Channel>();
+    /** Messages due at the window's start, per channel. */
+    const dueBefore = { ...this.due };
     for (const channel of ['email', 'telegram', 'sms'] as const) {
       const row = depths.find((d) => d.channel === channel);
-      const due = row?.due ?? 0;
-      if (due > 0 && this.due[channel] > 0) busyThroughout.add(channel);
-      this.due[channel] = due;
+      this.due[channel] = row?.due ?? 0;
       this.loads[channel].depth = row?.depth ?? 0;
     }
     if (this.lastAttemptId < 0) {
@@ -169,7 +179,8 @@ export class DeliveryEstimator {
       const load = this.loads[channel];
       const seen = recent.find((r) => r.channel === channel);
       if (elapsedS > 0) {
-        load.ratePerSecond = nextRate(load.ratePerSecond, (seen?.delivered ?? 0) / elapsedS, busyThroughout.has(channel), DEFAULT_RATE_PER_S[channel]);
+        const delivered = seen?.delivered ?? 0;
+        load.ratePerSecond = nextRate(load.ratePerSecond, delivered / elapsedS, busyThroughout(dueBefore[channel], delivered, this.due[channel]), DEFAULT_RATE_PER_S[channel]);
       }
       if (seen?.median_ms) load.latencyMs = Math.round(seen.median_ms);
     }
