@@ -51,8 +51,12 @@ export function readJsonRpcBody(raw: string | undefined): JsonRpcBody | { error:
   const isMessage = (message: unknown) => JSONRPCMessageSchema.safeParse(message).success;
   if (!Array.isArray(value)) return isMessage(value) ? { message: value, batch: false, invalid: [] } : { error: jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(value)) };
   if (value.length === 0) return { error: jsonRpcError(INVALID_REQUEST, 'Invalid Request: empty batch') };
-  const valid = value.filter(isMessage);
-  const invalid = value.filter((message) => !isMessage(message)).map((message) => jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(message)));
+  const valid: unknown[] = [];
+  const invalid: JsonRpcErrorBody[] = [];
+  for (const member of value) {
+    if (isMessage(member)) valid.push(member);
+    else invalid.push(jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(member)));
+  }
   if (valid.length === 0) return { error: invalid };
   return { message: valid, batch: true, invalid };
 }
