@@ -70,8 +70,8 @@ export class InFlight {
   }
 }
 
-/** Takes a request out of its app's in-flight count: at its answer, or when a hijacked reply is done. */
-export function requestFinished(request: FastifyRequest): void {
+/** Takes a request out of its app's in-flight count, at its answer (the onSend hook). */
+function requestFinished(request: FastifyRequest): void {
   const inFlight = request.inFlight;
   if (inFlight) {
     request.inFlight = null;
