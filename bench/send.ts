@@ -70,9 +70,9 @@ export async function main(args: string[]): Promise<void> {
           [
             { name: `bare Fastify GET ${bare.path}`, url: bare.url, requests: keyedRequests(keys, { method: 'GET', path: bare.path }) },
             {
-              name: `bare Fastify POST ${bare.postPath} (same body)`,
+              name: `bare Fastify POST ${bare.path} (same body)`,
               url: bare.url,
-              requests: single.map((request) => ({ ...request, path: bare.postPath })),
+              requests: single.map((request) => ({ ...request, path: bare.path })),
             },
             { name: 'Herald POST /v1/notify', url: gateway.url, requests: single },
             { name: 'Herald POST /v1/notify/bulk (100)', url: gateway.url, requests: bulk, itemsPerRequest: 100 },

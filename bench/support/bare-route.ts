@@ -2,9 +2,8 @@ import Fastify from 'fastify';
 
 export interface BareRoute {
   url: string;
+  /** GET answers a small JSON object; POST parses a JSON body and answers 202 with one. */
   path: string;
-  /** The same path for POST: parses a JSON body and answers 202 with a small JSON object. */
-  postPath: string;
   close(): Promise<void>;
 }
 
@@ -19,5 +18,5 @@ export async function startBareRoute(): Promise<BareRoute> {
   app.get('/bare', async () => ({ ok: true }));
   app.post('/bare', async (request, reply) => reply.code(202).send({ ok: true, received: typeof request.body }));
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  return { url, path: '/bare', postPath: '/bare', close: () => app.close() };
+  return { url, path: '/bare', close: () => app.close() };
 }
