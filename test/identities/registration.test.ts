@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { ChannelRegistry } from '../../packages/server/src/channels/registry.js';
 import { SmtpProvider } from '../../packages/server/src/channels/email.js';
 import { startSmtpServer } from '../support/smtp-server.js';
-import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { ADMIN_TOKEN, call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { challenge, lastCode, newWallet, register, testClock, verify } from './wallet-key.js';
 
 const ROOMY = { HERALD_IP_RATE_LIMIT: '100000' };
@@ -155,6 +155,27 @@ describe('identity registration', () => {
     assert.equal((await status(wallet.address)).body.registered, false);
     // Failed attempts do not use the challenge up: the owner can still answer it.
     assert.equal((await post({ wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)) })).status, 201);
+  });
+
+  it('refuses the forged signature that a lenient verifier accepts for a small-order address', async () => {
+    // The public key y = −1 has order 2: R = identity, S = 0 satisfies the verification equation
+    // on every message. The address passes the 32-byte check, so an operator may import it.
+    const address = bs58.encode(Buffer.from('ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f', 'hex'));
+    const imported = await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/identities', { wallet: address, email: 'owner@example.com' });
+    assert.equal(imported.status, 201, JSON.stringify(imported.body));
+    const forged = bs58.encode(Buffer.concat([Buffer.from([1]), Buffer.alloc(63)]));
+    for (const purpose of ['register', 'delete'] as const) {
+      // Half of all messages would pass a lenient check: eight tries each.
+      for (let i = 0; i < 8; i++) {
+        const { nonce } = await challenge(gw, address, purpose);
+        const res =
+          purpose === 'register'
+            ? await post({ wallet: address, nonce, signature: forged, email: 'attacker@example.com' })
+            : await call(gw.url, undefined, 'DELETE', `/v1/identities/${address}`, { nonce, signature: forged });
+        assertRefused(res, 401, 'INVALID_SIGNATURE', /not the wallet/);
+      }
+    }
+    assert.deepEqual((await status(address)).body, { registered: true, channels: ['email'] });
   });
 
   it('refuses a replayed nonce', async () => {

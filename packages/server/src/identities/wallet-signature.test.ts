@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import bs58 from 'bs58';
 import { describe, it } from 'node:test';
+import { decodePoint } from './ed25519-point.js';
 import { decodeSignature, isWalletSignature } from './wallet-signature.js';
 
 function wallet() {
@@ -65,12 +66,27 @@ describe('isWalletSignature', () => {
 
   it('refuses everything for an address that is not a curve point', () => {
     // Solana program-derived addresses are off the curve; about half of random 32-byte strings are.
-    let offCurve: string | undefined;
-    for (let i = 0; i < 64 && !offCurve; i++) {
-      const candidate = bs58.encode(randomBytes(32));
-      if (!isWalletSignature(candidate, message, [alice.sign(message)])) offCurve = candidate;
+    let offCurve: Buffer | undefined;
+    while (!offCurve) {
+      const candidate = randomBytes(32);
+      if (!decodePoint(candidate)) offCurve = candidate;
     }
-    assert.ok(offCurve);
-    assert.equal(isWalletSignature(offCurve, message, [randomBytes(64)]), false);
+    assert.equal(isWalletSignature(bs58.encode(offCurve), message, [randomBytes(64), alice.sign(message)]), false);
+  });
+
+  it('refuses the forged signature (R the identity, S = 0) that satisfies keys of small order', () => {
+    // [S]B = R + [k]A holds with S = 0 and R the identity whenever [k]A is the identity: for a
+    // key of order 2 on every message, of order 4 or 8 on one in four or eight. A lenient
+    // verifier accepts it; no private key gives such a public key.
+    const forged = Buffer.concat([Buffer.from([1]), Buffer.alloc(63)]);
+    const orderTwo = Buffer.from('ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f', 'hex');
+    const orderFour = Buffer.alloc(32);
+    for (const key of [orderTwo, orderFour]) {
+      for (let i = 0; i < 16; i++) assert.equal(isWalletSignature(bs58.encode(key), `${message} ${i}`, [forged]), false);
+    }
+    // Nor does a small-order R pass for a real key.
+    assert.equal(isWalletSignature(alice.address, message, [forged]), false);
+    const honest = alice.sign(message);
+    assert.equal(isWalletSignature(alice.address, message, [Buffer.concat([forged.subarray(0, 32), honest.subarray(32)])]), false);
   });
 });

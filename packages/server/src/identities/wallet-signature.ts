@@ -1,6 +1,7 @@
 import { createPublicKey, verify } from 'node:crypto';
 import bs58 from 'bs58';
 import { walletPublicKey } from '../wallet.js';
+import { isStrictPoint } from './ed25519-point.js';
 
 const SIGNATURE_BYTES = 64;
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
@@ -32,20 +33,28 @@ export function decodeSignature(text: string): Buffer[] {
   return candidates.filter((bytes) => bytes.length === SIGNATURE_BYTES);
 }
 
-/** True when one reading of `signatures` is the wallet's ed25519 signature of the UTF-8 message. */
+/**
+ * True when one reading of `signatures` is the wallet's ed25519 signature of the UTF-8 message.
+ * Strict, as ed25519-dalek's `verify_strict`: a key or signature point of small order, or encoded
+ * non-canonically, is refused (ed25519-point.ts), since forged signatures satisfy such keys and no
+ * wallet has one.
+ */
 export function isWalletSignature(wallet: string, message: string, signatures: Buffer[]): boolean {
+  const publicKey = walletPublicKey(wallet);
+  // Off-curve addresses (program-derived) have no private key, so nothing can sign for them.
+  if (!isStrictPoint(publicKey)) return false;
   let key;
   try {
     key = createPublicKey({
-      key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(walletPublicKey(wallet)).toString('base64url') },
+      key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') },
       format: 'jwk',
     });
   } catch {
-    // Off-curve addresses (program-derived) have no private key, so nothing can sign for them.
     return false;
   }
   const data = Buffer.from(message, 'utf8');
   return signatures.some((signature) => {
+    if (!isStrictPoint(signature.subarray(0, 32))) return false;
     try {
       return verify(null, data, key, signature);
     } catch {
