@@ -6,7 +6,7 @@
  * key yields such a point (clamped scalars give points of prime order), so refusing them costs an
  * honest wallet nothing; ed25519-dalek's `verify_strict` and libsodium refuse them the same way.
  *
- * Affine coordinates with BigInt: a key is checked once per signature, never on a hot path.
+ * BigInt arithmetic: a point is checked once per signature, never on a hot path.
  */
 
 const P = 2n ** 255n - 19n;
@@ -54,21 +54,26 @@ export function decodePoint(bytes: Uint8Array): Point | undefined {
   return { x, y };
 }
 
-/** Twisted Edwards addition (a = −1), complete for ed25519. */
-function add(a: Point, b: Point): Point {
-  const t = mod(D * a.x * b.x * a.y * b.y);
-  return {
-    x: mod((a.x * b.y + a.y * b.x) * inverse(1n + t)),
-    y: mod((a.y * b.y + a.x * b.x) * inverse(1n - t)),
-  };
+/** `[8]P` is the identity: three doublings in projective coordinates (dbl-2008-bbjlp, a = −1). */
+function timesEightIsIdentity({ x, y }: Point): boolean {
+  let [X, Y, Z] = [x, y, 1n];
+  for (let i = 0; i < 3; i++) {
+    const A = (X * X) % P;
+    const B = (Y * Y) % P;
+    const C = (2n * Z * Z) % P;
+    const E = mod((X + Y) * (X + Y) - A - B);
+    const G = mod(B - A);
+    const F = mod(G - C);
+    const H = mod(-A - B);
+    [X, Y, Z] = [(E * F) % P, (G * H) % P, (F * G) % P];
+  }
+  return X === 0n && Y === Z;
 }
 
 /** True when the encoding names a point of order 1, 2, 4 or 8: `[8]A` is the identity. */
 export function hasSmallOrder(bytes: Uint8Array): boolean {
-  let point = decodePoint(bytes);
-  if (!point) return false;
-  for (let i = 0; i < 3; i++) point = add(point, point);
-  return point.x === 0n && point.y === 1n;
+  const point = decodePoint(bytes);
+  return point !== undefined && timesEightIsIdentity(point);
 }
 
 /**
