@@ -153,7 +153,7 @@ describe('admin API', () => {
     }
     for (const body of [{}, { bogus: 1 }]) {
       const res = await admin('PATCH', `/v1/admin/protocols/${p.id}`, body);
-      assert.equal(res.body.message, 'body must set at least one of: name, tier, overageEnabled, subscriptionExpiresAt');
+      assert.equal(res.body.message, 'body must have at least one of: name, tier, overageEnabled, subscriptionExpiresAt');
     }
     assert.equal((await admin('GET', `/v1/admin/protocols/${p.id}`)).body.updatedAt, patched.body.updatedAt, 'a refused change changes nothing');
   });

@@ -114,7 +114,7 @@ describe('email templates: create, read, version, restore, delete', () => {
     assert.equal((await api('GET', `${BASE}/${id}/versions/4`)).body.code, 'TEMPLATE_NOT_FOUND');
 
     for (const [body, message] of [
-      [{}, /^body must contain at least one of: name, category/],
+      [{}, /^body must have at least one of: name, category/],
       [{ htmlSource: 'a\n{{#each x}}' }, /^htmlSource has a syntax error on line 2/],
       [{ serviceFooter: 'loud' }, /^serviceFooter must be one of/],
     ] as const) {

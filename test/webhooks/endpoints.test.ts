@@ -130,6 +130,9 @@ describe('webhook endpoints API', () => {
       const res = await call(gw.url, acme.apiKey, 'PATCH', `/v1/webhooks/${hook.id}`, body);
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.body.code, 'VALIDATION_ERROR');
+      // An empty body (refused by the schema) and one of only unknown fields (refused by the
+      // service) get the same message.
+      if (Object.keys(body).length === 0 || 'secret' in body) assert.equal(res.body.message, 'body must have at least one of: url, events, isActive');
     }
     const list = await call(gw.url, acme.apiKey, 'GET', '/v1/webhooks');
     assert.deepEqual(

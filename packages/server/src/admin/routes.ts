@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { listApiKeys, listProtocols } from '../account/protocol-store.js';
 import type { Deps } from '../deps.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, requireSomeChange } from '../http/errors.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
 import { changeProtocol, createKey, createProtocol, getProtocol, keyView, protocolView, revokeKey } from './protocol-admin.js';
 
@@ -103,10 +103,7 @@ export function adminRoutes(app: FastifyInstance, deps: Deps): void {
       },
     },
     async (request) => {
-      // Unknown fields are dropped before this runs: a body of nothing else changes nothing, so it is refused like {}.
-      if (!CHANGEABLE.some((field) => request.body[field] !== undefined)) {
-        throw new ApiError('VALIDATION_ERROR', `body must set at least one of: ${CHANGEABLE.join(', ')}`);
-      }
+      requireSomeChange(request.body, CHANGEABLE);
       const row = await changeProtocol(deps.db, request.params.id, request.body);
       deps.authenticator.invalidate();
       return protocolView(row);

@@ -58,6 +58,17 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The refusal of a change that names none of the fields it can change. Unknown fields are dropped
+ * before a handler runs, so `{}` and a body of only unknown fields both get it.
+ */
+export const nothingToChange = (fields: readonly string[]) => `body must have at least one of: ${fields.join(', ')}`;
+
+/** Throws the refusal of nothingToChange unless `body` sets one of `fields`. */
+export function requireSomeChange<T extends object>(body: T | undefined, fields: readonly (keyof T & string)[]): void {
+  if (!fields.some((field) => body?.[field] !== undefined)) throw new ApiError('VALIDATION_ERROR', nothingToChange(fields));
+}
+
 export interface ErrorBody {
   statusCode: number;
   error: string;

@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { isWalletAddress } from '../wallet.js';
+import { nothingToChange } from './errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -79,6 +80,12 @@ export function describeValidationError(errors: ErrorObject[], context: string):
       // A pattern means little to a reader; the schema's description says what is expected.
       const description = (error.parentSchema as { description?: string } | undefined)?.description;
       return `${fieldPath(error.instancePath)} must be ${description ? lowerFirst(description) : `in the expected format (${params.pattern})`}`;
+    }
+    case 'minProperties': {
+      // The schema's own fields are what a change may set (see nothingToChange).
+      const names = Object.keys((error.parentSchema as { properties?: object } | undefined)?.properties ?? {});
+      if (context === 'body' && !error.instancePath && names.length) return nothingToChange(names);
+      return `${fieldPath(error.instancePath) || `request ${where}`} ${error.message ?? 'is invalid'}`;
     }
     case 'additionalProperties':
       return `${fieldPath(error.instancePath, params.additionalProperty)} is not allowed`;

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, requireSomeChange } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import {
   createTemplate,
@@ -87,9 +87,7 @@ export function templateRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request) => {
       const body = request.body ?? {};
-      if (!UPDATABLE.some((field) => body[field] !== undefined)) {
-        throw new ApiError('VALIDATION_ERROR', `body must contain at least one of: ${UPDATABLE.join(', ')}`);
-      }
+      requireSomeChange(body, UPDATABLE);
       return updateTemplate(deps, request.auth!.protocol.id, request.params.id, body);
     },
   );

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import type { EventType } from '../events/record-event.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, requireSomeChange } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { tierOf } from '../tiers.js';
 import { countEndpoints, deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, lockProtocol, updateEndpoint, type EndpointRow } from './endpoint-store.js';
@@ -78,11 +78,7 @@ export async function changeEndpoint(
   id: string,
   changes: { url?: string; events?: EventType[]; isActive?: boolean },
 ): Promise<EndpointView> {
-  // Fields the body does not know are dropped before this point (as everywhere in the API): a body
-  // left with none of the three changes nothing, and says so rather than answering 200.
-  if (changes.url === undefined && changes.events === undefined && changes.isActive === undefined) {
-    throw new ApiError('VALIDATION_ERROR', 'body must have at least one of url, events, isActive');
-  }
+  requireSomeChange(changes, ['url', 'events', 'isActive']);
   await requireEndpoint(deps, protocolId, id);
   if (changes.url !== undefined) await assertWebhookUrl(deps, changes.url);
   const row = await updateEndpoint(deps.db, protocolId, id, { ...changes, now: deps.now() });
