@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeHtmlEntities, rewriteHtmlLinks } from './rewrite-html-links.js';
+import { rewriteHtmlLinks } from './rewrite-html-links.js';
 
 const track = (url: string) => `https://gw.example/track/click/${encodeURIComponent(url)}`;
 
@@ -52,11 +52,42 @@ describe('rewriteHtmlLinks', () => {
     assert.equal(rewriteHtmlLinks('<area href="https://a.example/">', track), `<area href="${track('https://a.example/')}">`);
     assert.equal(rewriteHtmlLinks('<form action="https://a.example/">', track), '<form action="https://a.example/">');
   });
-});
 
-describe('decodeHtmlEntities', () => {
-  it('decodes named, decimal and hex entities and keeps unknown ones', () => {
-    assert.equal(decodeHtmlEntities('&amp;&lt;&gt;&quot;&#x27;&#39;&#x3D;&nbsp;&#0;'), `&<>"''=&nbsp;&#0;`);
-    assert.equal(decodeHtmlEntities('&#106avascript&colon;&Tab;&NewLine;'), 'javascript:\t\n', 'numeric references without ";" and the names a URL hides in');
+  it('reads tags as a browser does: quotes, comments and raw text cannot hide a link from it', () => {
+    const cases: [string, string][] = [
+      // a ">" inside an earlier quoted value does not end the tag
+      [`<a title='>' href="javascript:alert(1)">x</a>`, `<a title='>' href="#">x</a>`],
+      [`<a foo=">" href="javascript:alert(1)">x</a>`, `<a foo=">" href="#">x</a>`],
+      // a quote inside an attribute name is part of the name
+      [`<a x" href="javascript:alert(1)">x</a>`, `<a x" href="#">x</a>`],
+      // a comment ends at its first -->, and a style element at its first </style>
+      [`<!-- <a title=" --> <a href="javascript:alert(1)">" -->`, `<!-- <a title=" --> <a href="#">" -->`],
+      [`<style><x title="</style><a href='javascript:alert(1)'>">`, `<style><x title="</style><a href="#">">`],
+      // upper case, and inside a <template>
+      [`<A HREF="javascript:alert(1)">x</A>`, `<A HREF="#">x</A>`],
+      [`<template><a href="javascript:alert(1)">x</a></template>`, `<template><a href="#">x</a></template>`],
+    ];
+    for (const [html, expected] of cases) assert.equal(rewriteHtmlLinks(html), expected, html);
+    // text that only looks like a tag is left alone
+    for (const html of ['<style>a[href="javascript:x"]{}</style>', '<!-- <a href="javascript:x"> -->', '<textarea><a href="javascript:x"></textarea>']) {
+      assert.equal(rewriteHtmlLinks(html), html);
+    }
+  });
+
+  it('writes a tag with a repeated attribute again from the attribute a browser keeps (the first)', () => {
+    assert.equal(rewriteHtmlLinks('<a href="https://ok.example/" href="javascript:alert(1)" class=b>x</a>', track), `<a href="${track('https://ok.example/')}" class="b">x</a>`);
+    assert.equal(rewriteHtmlLinks(`<a href="javascript:alert(1)" href='https://ok.example/'>x</a>`), '<a href="#">x</a>');
+    assert.equal(rewriteHtmlLinks('<img src="https://i.example/a.png" src="x" alt="&quot;a&quot;"/>'), '<img src="https://i.example/a.png" alt="&quot;a&quot;" />');
+  });
+
+  it('keeps every other byte: unclosed tags, stray brackets and odd markup pass through', () => {
+    for (const html of ['<a', '<a href="https://x.example"', 'a < b > c', '<p>x<br/>y</p><!--[if mso]><v:rect/><![endif]-->', '<<a>>', '']) {
+      assert.equal(rewriteHtmlLinks(html), html, html);
+    }
+    // a template of many unclosed tags is read in one pass (a backtracking pattern took minutes)
+    const unclosed = '<a'.repeat(100_000);
+    assert.equal(rewriteHtmlLinks(unclosed), unclosed);
+    const many = '<a title=x'.repeat(20_000) + ' href="javascript:alert(1)">x</a>';
+    assert.doesNotMatch(rewriteHtmlLinks(many), /javascript:/);
   });
 });

@@ -1,58 +1,99 @@
+import { parse, type DefaultTreeAdapterMap } from 'parse5';
 import { escapeHtml, isHttpUrl } from '../rendering/markdown.js';
 
-// A start tag, its name in the first group.
-const START_TAG = /<([a-z][^\s/>]*)[^>]*>/gi;
-// A link attribute of a tag (href, xlink:href, form action, formaction), double-, single- or
-// un-quoted. A space or "/" before the name keeps data-href out and lets <a/href=…> in.
-const LINK_ATTRIBUTE = /([\s/](?:xlink:)?(href|action|formaction)\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/gi;
+type Element = DefaultTreeAdapterMap['element'];
+type ParentNode = DefaultTreeAdapterMap['parentNode'];
+
+// Link attributes: an anchor's or area's href, an SVG xlink:href, a form's action, a button's formaction.
+const LINK_ATTRIBUTES = new Set(['href', 'xlink:href', 'action', 'formaction']);
 // Schemes that run code or smuggle content when clicked; stripped whatever the template says.
 const UNSAFE_SCHEME = /^(?:javascript|vbscript|data):/i;
-// Named references that matter in a URL; HTML names them case-sensitively (&Tab;, &colon;).
-const NAMED_ENTITIES: Record<string, string> = {
-  amp: '&',
-  quot: '"',
-  apos: "'",
-  lt: '<',
-  gt: '>',
-  colon: ':',
-  Tab: '\t',
-  NewLine: '\n',
-  sol: '/',
-  lpar: '(',
-  rpar: ')',
-};
 
-/**
- * Attribute-value references back to characters, as a browser reads them: numeric ones with or
- * without their ";" (`&#106avascript:` is "javascript:"), and the named ones a URL may hide in.
- */
-export function decodeHtmlEntities(text: string): string {
-  return text.replace(/&(?:#x([0-9a-f]+);?|#(\d+);?|([a-z]+);)/gi, (entity, hex, dec, name) => {
-    if (hex || dec) {
-      const code = Number.parseInt(hex ?? dec, hex ? 16 : 10);
-      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
-    }
-    return NAMED_ENTITIES[name] ?? NAMED_ENTITIES[name.toLowerCase()] ?? entity;
-  });
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
 }
 
 /**
- * The links of a rendered template's HTML: every link attribute of every tag (an anchor's or an
- * area's href, an SVG xlink:href, a form's action) that names javascript:, vbscript: or data:
+ * The links of a rendered template's HTML: every link attribute of every element (an anchor's or
+ * an area's href, an SVG xlink:href, a form's action) that names javascript:, vbscript: or data:
  * becomes "#" (a variable may have supplied it); http(s) hrefs of anchors and areas go through
  * `rewrite` (click tracking); the rest (mailto:, tel:, anchors) stay as written.
+ *
+ * The HTML is read by an HTML5 parser (parse5), so elements and attributes are exactly those a
+ * browser sees, whatever the quoting, comments or raw-text elements around them, in time linear
+ * in the length; only the link attributes are rewritten, in place, and every other byte is kept.
  */
 export function rewriteHtmlLinks(html: string, rewrite?: (url: string) => string): string {
-  return html.replace(START_TAG, (tag, name: string) => {
-    const clickable = /^(?:a|area)$/i.test(name);
-    return tag.replace(LINK_ATTRIBUTE, (whole, head: string, attribute: string, double?: string, single?: string, bare?: string) => {
-      const url = decodeHtmlEntities(double ?? single ?? bare ?? '').trim();
-      // Browsers ignore whitespace and control characters inside a scheme ("java\tscript:").
-      if (UNSAFE_SCHEME.test(url.replace(/[\s\u0000-\u001f]+/g, ''))) return `${head}"#"`;
-      if (rewrite && clickable && attribute.toLowerCase() === 'href' && !/xlink:/i.test(head) && isHttpUrl(url)) {
-        return `${head}"${escapeHtml(rewrite(url))}"`;
-      }
-      return whole;
-    });
+  const duplicates: number[] = [];
+  const tree = parse(html, {
+    sourceCodeLocationInfo: true,
+    onParseError: (error) => {
+      if (error.code === 'duplicate-attribute') duplicates.push(error.startOffset);
+    },
   });
+  const edits: Edit[] = [];
+  visitElements(tree, (element) => {
+    const location = element.sourceCodeLocation;
+    if (!location?.attrs || !location.startTag) return;
+    const clickable = element.tagName === 'a' || element.tagName === 'area';
+    const values = new Map<string, string>();
+    for (const attribute of element.attrs) {
+      const name = qualifiedName(attribute);
+      if (!LINK_ATTRIBUTES.has(name)) continue;
+      const url = attribute.value.trim();
+      // Browsers ignore whitespace and control characters inside a scheme ("java\tscript:").
+      if (UNSAFE_SCHEME.test(url.replace(/[\s\u0000-\u001f]+/g, ''))) values.set(name, '#');
+      else if (rewrite && clickable && name === 'href' && isHttpUrl(url)) values.set(name, rewrite(url));
+    }
+    const { startOffset, endOffset } = location.startTag;
+    if (duplicates.some((offset) => offset > startOffset && offset < endOffset)) {
+      // A repeated attribute counts once for a browser (the first), but a lesser reader might take
+      // the other: the tag is written again from the attributes the parser kept.
+      edits.push({ start: startOffset, end: endOffset, text: startTag(html, element, values) });
+      return;
+    }
+    for (const [name, value] of values) {
+      // An attribute the parser moved from a repeated <html> or <body> tag has no place of its own.
+      const at = location.attrs[name] ?? location.attrs[name.replace(/^xlink:/, '')];
+      if (!at) continue;
+      const nameAsWritten = html.slice(at.startOffset, at.startOffset + name.length);
+      edits.push({ start: at.startOffset, end: at.endOffset, text: `${nameAsWritten}="${escapeHtml(value)}"` });
+    }
+  });
+  if (edits.length === 0) return html;
+  edits.sort((a, b) => a.start - b.start);
+  let out = '';
+  let at = 0;
+  for (const edit of edits) {
+    out += html.slice(at, edit.start) + edit.text;
+    at = edit.end;
+  }
+  return out + html.slice(at);
+}
+
+const qualifiedName = (attribute: { prefix?: string; name: string }) => (attribute.prefix ? `${attribute.prefix}:${attribute.name}` : attribute.name);
+
+/** An element's start tag written from its parsed attributes, `values` replacing some of them. */
+function startTag(html: string, element: Element, values: Map<string, string>): string {
+  const { startOffset, endOffset } = element.sourceCodeLocation!.startTag!;
+  const attributes = element.attrs.map((attribute) => {
+    const name = qualifiedName(attribute);
+    return ` ${name}="${escapeHtml(values.get(name) ?? attribute.value)}"`;
+  });
+  const selfClosing = html.slice(startOffset, endOffset).endsWith('/>');
+  return `<${html.slice(startOffset + 1, startOffset + 1 + element.tagName.length)}${attributes.join('')}${selfClosing ? ' />' : '>'}`;
+}
+
+/** Every element of the tree, a <template>'s content included. */
+function visitElements(root: ParentNode, visit: (element: Element) => void): void {
+  const stack: ParentNode[] = [root];
+  for (let node = stack.pop(); node; node = stack.pop()) {
+    if ('tagName' in node) {
+      visit(node);
+      if (node.tagName === 'template') stack.push((node as DefaultTreeAdapterMap['template']).content);
+    }
+    for (const child of node.childNodes) if ('childNodes' in child) stack.push(child);
+  }
 }
