@@ -187,13 +187,19 @@ describe('identity registration', () => {
     assertRefused(await post({ ...body, email: 'attacker@example.com' }), 401, 'INVALID_SIGNATURE', /already been used/);
   });
 
-  it('lets exactly one of many concurrent uses of a challenge through', async () => {
+  it('lets exactly one of many concurrent uses of a challenge through, and sends one set of codes', async () => {
     const wallet = newWallet();
     const { message, nonce } = await challenge(gw, wallet.address);
-    const body = { wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)) };
+    const body = { wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)), email: 'once@example.com', phone: '+14155550999' };
     const results = await Promise.all(Array.from({ length: 8 }, () => post(body)));
     assert.equal(results.filter((r) => r.status === 201).length, 1);
     for (const r of results.filter((r) => r.status !== 201)) assertRefused(r, 401, 'INVALID_SIGNATURE', /already been used/);
+    // Codes go out only for the use that took the challenge: the others are refused before.
+    const sent = await gw.herald.deps.db.query<{ channel: string; n: number }>(
+      'SELECT channel, count(*)::int AS n FROM captured_messages WHERE wallet = $1 GROUP BY channel ORDER BY channel',
+      [wallet.address],
+    );
+    assert.deepEqual(sent, [{ channel: 'email', n: 1 }, { channel: 'sms', n: 1 }]);
   });
 
   it('refuses an expired challenge', async () => {

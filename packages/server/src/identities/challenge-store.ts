@@ -43,3 +43,8 @@ export async function consumeChallenge(db: Queryable, nonce: string, wallet: str
   );
   return rows.length === 1;
 }
+
+/** Gives a challenge marked used at `usedAt` back, for a registration that could not go through. */
+export async function releaseChallenge(db: Queryable, nonce: string, usedAt: Date): Promise<void> {
+  await db.query('UPDATE identity_challenges SET used_at = NULL WHERE nonce = $1 AND used_at = $2', [nonce, usedAt]);
+}

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
 import type { ChallengePurpose } from './challenge-message.js';
-import { consumeChallenge, findChallenge } from './challenge-store.js';
+import { consumeChallenge, findChallenge, releaseChallenge } from './challenge-store.js';
 import { decodeSignature, isWalletSignature } from './wallet-signature.js';
 
 export interface SignedChallenge {
@@ -37,5 +37,20 @@ export async function checkSignedChallenge(db: Queryable, proof: SignedChallenge
 export async function useChallenge(tx: Queryable, proof: SignedChallenge, now: Date): Promise<void> {
   if (!(await consumeChallenge(tx, proof.nonce, proof.wallet, now))) {
     throw new ApiError('INVALID_SIGNATURE', 'This challenge has already been used; request a new one');
+  }
+}
+
+/**
+ * Uses the challenge for an action with effects outside the database (sending codes): taken first,
+ * so of concurrent uses only one goes on to those effects, and given back when `act` fails, so the
+ * owner can retry with the same challenge.
+ */
+export async function withChallengeUsed<T>(db: Queryable, proof: SignedChallenge, now: Date, act: () => Promise<T>): Promise<T> {
+  await useChallenge(db, proof, now);
+  try {
+    return await act();
+  } catch (error) {
+    await releaseChallenge(db, proof.nonce, now);
+    throw error;
   }
 }

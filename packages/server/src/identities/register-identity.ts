@@ -6,7 +6,7 @@ import { findIdentity, saveIdentity, type IdentityFields, type IdentityRow } fro
 import { replaceLinkToken } from './link-token-store.js';
 import { CODE_TTL_MS, hashLinkToken, LINK_TOKEN_TTL_MS, newLinkToken, newVerificationCode } from './one-time-secrets.js';
 import { planContact, type ContactPlan } from './plan-contact.js';
-import { checkSignedChallenge, useChallenge, type SignedChallenge } from './prove-ownership.js';
+import { checkSignedChallenge, withChallengeUsed, type SignedChallenge } from './prove-ownership.js';
 import { sendVerificationCode } from './send-verification-code.js';
 import { codeDigest } from './verify-contact.js';
 
@@ -59,36 +59,37 @@ async function sendCodes(deps: RegistrationDeps, wallet: string, plans: Map<Code
 }
 
 /**
- * Registers a wallet, or updates its contacts, on proof of ownership. Codes are sent before
- * anything is written: when a provider fails, nothing changes and the same challenge can be retried.
+ * Registers a wallet, or updates its contacts, on proof of ownership. The challenge is taken
+ * before any code is sent, so concurrent uses of one challenge send one set of codes; when a
+ * provider fails, nothing changes and the challenge is given back, to be retried.
  */
 export async function registerIdentity(deps: RegistrationDeps, input: Registration) {
   const now = deps.now();
   await checkSignedChallenge(deps.db, input, 'register', now);
-  const stored = await findIdentity(deps.db, input.wallet);
-  const plans = planContacts(deps, stored, input);
-  const codes = await sendCodes(deps, input.wallet, plans);
-
   const token = newLinkToken();
   const linkExpiresAt = new Date(now.getTime() + LINK_TOKEN_TTL_MS);
-  const row = await deps.db.transaction(async (tx) => {
-    await useChallenge(tx, input, now);
-    const fields: IdentityFields = {};
-    for (const { channel, enc, at } of CONTACTS) {
-      const plan = plans.get(channel)!;
-      if (plan.value === undefined) continue;
-      fields[enc] = plan.value === null ? null : deps.secrets.encrypt(plan.value);
-      fields[at] = plan.verified ? (stored?.[at] ?? now) : null;
-      const code = codes.get(channel);
-      if (code) {
-        const digest = codeDigest(deps.secrets, input.wallet, channel, code);
-        await replaceCode(tx, input.wallet, channel, digest, new Date(now.getTime() + CODE_TTL_MS));
-      } else if (!plan.verified) {
-        await deleteCodes(tx, input.wallet, [channel]);
+  const row = await withChallengeUsed(deps.db, input, now, async () => {
+    const stored = await findIdentity(deps.db, input.wallet);
+    const plans = planContacts(deps, stored, input);
+    const codes = await sendCodes(deps, input.wallet, plans);
+    return deps.db.transaction(async (tx) => {
+      const fields: IdentityFields = {};
+      for (const { channel, enc, at } of CONTACTS) {
+        const plan = plans.get(channel)!;
+        if (plan.value === undefined) continue;
+        fields[enc] = plan.value === null ? null : deps.secrets.encrypt(plan.value);
+        fields[at] = plan.verified ? (stored?.[at] ?? now) : null;
+        const code = codes.get(channel);
+        if (code) {
+          const digest = codeDigest(deps.secrets, input.wallet, channel, code);
+          await replaceCode(tx, input.wallet, channel, digest, new Date(now.getTime() + CODE_TTL_MS));
+        } else if (!plan.verified) {
+          await deleteCodes(tx, input.wallet, [channel]);
+        }
       }
-    }
-    await replaceLinkToken(tx, input.wallet, hashLinkToken(token), linkExpiresAt);
-    return saveIdentity(tx, input.wallet, fields, now);
+      await replaceLinkToken(tx, input.wallet, hashLinkToken(token), linkExpiresAt);
+      return saveIdentity(tx, input.wallet, fields, now);
+    });
   });
 
   return {
