@@ -1,7 +1,8 @@
 /**
  * A worker killed with SIGKILL mid-load loses nothing: after a restart every notification ends
  * delivered and nothing stays in `sending`. Messages sent through a provider (email, through a
- * real SMTP server) repeat only for the batch in flight, once its lease has expired; captured
+ * real SMTP server) repeat only for sends whose outcome was not yet committed (at most the batch
+ * in flight), once their lease has expired; captured
  * messages are taken, captured and settled in one transaction, so they never repeat.
  */
 import assert from 'node:assert/strict';

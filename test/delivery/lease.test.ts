@@ -65,6 +65,28 @@ describe('delivery leases', () => {
     assert.equal(settled?.locked_until, null);
   });
 
+  it('commits the fast sends of a batch while a slow one of the same batch is still being sent', async () => {
+    // One bulk request: the five rows are claimed together, by one pass of one loop.
+    const slowChat = '700101';
+    const wallets = [await registeredWallet(gw.url, { telegramChatId: slowChat })];
+    for (let i = 0; i < 4; i++) wallets.push(await registeredWallet(gw.url, { telegramChatId: String(700102 + i) }));
+    telegram.script({ kind: 'delay', ms: 4 * LEASE_MS }, { chatId: slowChat });
+    const sent = await call(gw.url, acme.apiKey, 'POST', '/v1/notify/bulk', {
+      notifications: wallets.map((wallet, i) => ({ wallet, subject: `Batch ${i}`, body: 'as they come', category: 'system' })),
+    });
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    const [slow, ...fast] = (sent.body.results as { notificationId: string }[]).map((r) => r.notificationId);
+
+    // The four fast outcomes are committed (and so safe from a kill) before the slow answer comes.
+    await waitFor(async () => {
+      const statuses = await Promise.all(fast.map(async (id) => (await leaseOf(id))?.status));
+      return statuses.every((status) => status === 'delivered') ? true : undefined;
+    }, 3 * LEASE_MS);
+    assert.equal((await leaseOf(slow))?.status, 'sending', 'the slow send was still in flight');
+    await waitFor(async () => ((await leaseOf(slow))?.status === 'delivered' ? true : undefined), 15_000);
+    assert.equal(telegram.received.filter((r) => r.body.chat_id === slowChat).length, 1);
+  });
+
   it('renews without waiting for rows another transaction holds, and leaves them as that transaction leaves them (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, async () => {
     // Two email notifications (captured here, so delivered at once), then put back in `sending`
     // under a long lease as if a worker held them with attempt 1.

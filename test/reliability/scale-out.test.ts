@@ -1,7 +1,7 @@
 /**
  * Scale-out under faults: 2 `api` + 2 `worker` processes on one PostgreSQL schema and one Redis
  * prefix. Notifications over the three channels reach local SMTP / Telegram / Twilio servers
- * exactly once (a repeat only for a batch in flight when a worker was SIGKILLed), each is reported
+ * exactly once (a repeat only for sends not yet committed when a worker was SIGKILLed), each is reported
  * by a signed webhook, the per-protocol rate limit holds across both APIs, and no process logged a
  * secret or a contact value.
  */

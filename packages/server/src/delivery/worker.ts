@@ -29,16 +29,12 @@ async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<voi
   await Promise.all(lanes);
 }
 
-async function withRetries<T>(attempts: number, run: () => Promise<T>): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await run();
-    } catch (error) {
-      if (i >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** i));
-    }
-  }
-}
+/** An outcome is committed at most this long after its provider answered… */
+const COMMIT_AFTER_MS = 50;
+/** …or at once when this many wait. */
+const COMMIT_ROWS = 50;
+/** Waits between tries of a commit the database refused (doubling, up to the last). */
+const COMMIT_RETRY_MS = [200, 400, 800, 1600, 2000];
 
 /**
  * The delivery worker. Each pass locks a batch of due notifications in a transaction. Those whose
@@ -46,10 +42,12 @@ async function withRetries<T>(attempts: number, run: () => Promise<T>): Promise<
  * captured and settled before that transaction commits: they go from `queued` to `delivered` in
  * one write, and a worker that dies mid-batch leaves them queued. The others are leased and marked
  * `sending` in the same transaction; after it commits they are rendered and sent through their
- * channel's provider (per-channel concurrency), and every outcome, attempt record and event of
- * the batch is committed in one more transaction. Delivery through a provider is at-least-once: a
+ * channel's provider (per-channel concurrency), and their outcomes, attempt records and events
+ * are committed as they come (outcomeWriter), at most COMMIT_AFTER_MS after each answer, while
+ * the rest of the batch is still being sent. Delivery through a provider is at-least-once: a
  * worker killed between a provider's acceptance and the commit leaves the row leased; when the
- * lease expires another worker sends it again.
+ * lease expires another worker sends it again. Only the answers of those last milliseconds are
+ * exposed to a kill, never a whole batch, so a notification is repeated once at most by a kill.
  */
 export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobLoop {
   const links = new TrackingLinks(deps.secrets, deps.config.publicUrl);
@@ -127,10 +125,73 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     };
   }
 
+  /** Commits outcomes until the database takes them: kept in memory through an outage, not dropped. */
+  async function commitUntilDone(settled: Settlement[]): Promise<void> {
+    for (let failures = 0; ; failures++) {
+      try {
+        await deps.db.transaction((tx) => commitSettlements(tx, settled, deps.now()));
+        announce(settled);
+        return;
+      } catch (error) {
+        // Shutting down, a few tries; running, as long as it takes (the leases are renewed meanwhile,
+        // and a claim taken over after they ran out is fenced off by the attempt counter).
+        if (stopping && failures >= 3) throw error;
+        deps.log.warn({ err: error, outcomes: settled.length, failures: failures + 1 }, 'delivery: could not commit outcomes; retrying');
+        await new Promise((resolve) => setTimeout(resolve, COMMIT_RETRY_MS[Math.min(failures, COMMIT_RETRY_MS.length - 1)]));
+      }
+    }
+  }
+
+  /**
+   * Commits a batch's outcomes while the rest of it is still being sent: COMMIT_AFTER_MS after the
+   * first uncommitted answer, or as soon as COMMIT_ROWS wait, one commit at a time.
+   */
+  function outcomeWriter(): { add(settlement: Settlement): void; close(): Promise<void> } {
+    let waiting: Settlement[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let chain: Promise<void> = Promise.resolve();
+    let failure: { error: unknown } | undefined;
+    const commit = () => {
+      clearTimeout(timer);
+      timer = undefined;
+      if (waiting.length === 0) return;
+      const taken = waiting;
+      waiting = [];
+      chain = chain.then(() => (failure ? undefined : commitUntilDone(taken))).catch((error: unknown) => {
+        failure = { error };
+      });
+    };
+    return {
+      add(settlement) {
+        waiting.push(settlement);
+        if (waiting.length >= COMMIT_ROWS) commit();
+        else timer ??= setTimeout(commit, COMMIT_AFTER_MS);
+      },
+      async close() {
+        commit();
+        await chain;
+        if (failure) throw failure.error;
+      },
+    };
+  }
+
+  /** Wakes the loops that follow committed outcomes: webhooks, receipts, and this one for retries due now. */
+  function announce(settled: Settlement[]): void {
+    if (settled.some((s) => s.event)) deps.wakeup.notify('webhooks');
+    if (settled.some((s) => s.status === 'delivered')) deps.wakeup.notify('receipts');
+    if (settled.some((s) => s.status === 'queued' && s.nextAttemptAt && s.nextAttemptAt <= deps.now())) loop.wake();
+  }
+
   const isCaptured = (n: DueNotification) => deps.channels.providerFor(n.fallback_channel ?? n.channel, n.environment) === deps.channels.capture;
 
   /** Renders and sends (or captures) each notification, per-channel concurrency; answers the outcomes. */
-  async function sendAll(db: Queryable, rows: DueNotification[], captured: CapturedMessage[], unstarted: DueNotification[] | null): Promise<Settlement[]> {
+  async function sendAll(
+    db: Queryable,
+    rows: DueNotification[],
+    captured: CapturedMessage[],
+    unstarted: DueNotification[] | null,
+    onSettled?: (settlement: Settlement) => void,
+  ): Promise<Settlement[]> {
     const [withTemplate, contacts, names] = await Promise.all([
       withTemplates(db, rows),
       loadContactsFor(db, deps.secrets, [...new Set(rows.map((n) => n.wallet))]),
@@ -151,7 +212,9 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
             unstarted.push(n);
             return;
           }
-          settled.push(await send(n, contacts, names, captured));
+          const settlement = await send(n, contacts, names, captured);
+          settled.push(settlement);
+          onSettled?.(settlement);
         }),
       ),
     );
@@ -176,20 +239,20 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     });
     if (taken === 0) return 0;
     if (taken === options.batchSize) statistics.busy();
+    announce(capturedSettled);
     const unstarted: DueNotification[] = [];
     const lease = holdLeases(live, now);
-    let settled: Settlement[];
     try {
-      settled = live.length ? await sendAll(deps.db, live, [], unstarted) : [];
-      if (settled.length) await withRetries(4, () => deps.db.transaction((tx) => commitSettlements(tx, settled, deps.now())));
+      const writer = outcomeWriter();
+      try {
+        if (live.length) await sendAll(deps.db, live, [], unstarted, writer.add);
+      } finally {
+        await writer.close();
+      }
       await releaseClaims(deps.db, unstarted);
     } finally {
       await lease.release();
     }
-    const all = capturedSettled.length ? [...capturedSettled, ...settled] : settled;
-    if (all.some((s) => s.event)) deps.wakeup.notify('webhooks');
-    if (all.some((s) => s.status === 'delivered')) deps.wakeup.notify('receipts');
-    if (all.some((s) => s.status === 'queued' && s.nextAttemptAt && s.nextAttemptAt <= deps.now())) loop.wake();
     return taken;
   }
 
