@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -162,6 +162,25 @@ describe('lockDataDir', () => {
     assert.equal(readFileSync(lockFile, 'utf8'), String(process.pid));
     release();
     assert.ok(!existsSync(lockFile));
+  });
+
+  it('takes over a lock held by a process killed and not yet reaped (a zombie)', { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+    const lockFile = path.join(dir, 'herald.lock');
+    const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+    await new Promise((resolve) => child.once('spawn', resolve));
+    writeFileSync(lockFile, String(child.pid));
+    child.kill('SIGKILL');
+    // Synchronously, so this process (its parent) cannot reap it meanwhile: it stays a zombie.
+    const state = () => {
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    };
+    const until = Date.now() + 5000;
+    while (state() !== 'Z' && Date.now() < until);
+    assert.equal(state(), 'Z');
+    const release = lockDataDir(dir);
+    assert.equal(readFileSync(lockFile, 'utf8'), String(process.pid));
+    release();
   });
 
   it('refuses a lock held by a live process, naming the directory and its pid', () => {

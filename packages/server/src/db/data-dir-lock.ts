@@ -22,9 +22,23 @@ function isHeld(pid: number, lockFile: string): boolean {
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !isZombie(pid);
+}
+
+/**
+ * A process killed with SIGKILL stays a zombie until its parent reaps it (a second or so under a
+ * supervisor that restarts at once): signal 0 still reaches it, but it holds nothing. Linux says
+ * so in /proc/<pid>/stat (state Z, after the command name); elsewhere it counts as alive.
+ */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
   }
 }
 
