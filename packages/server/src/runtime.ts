@@ -95,6 +95,36 @@ async function listen(app: FastifyInstance, config: Config): Promise<string> {
   }
 }
 
+/** Connection errors that end when the database comes back (as opposed to a wrong password or name). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P03', '57P01']);
+
+function isUnreachable(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && UNREACHABLE.has(code)) return true;
+  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect/i.test(message);
+}
+
+/**
+ * Waits for PostgreSQL at start-up: a process started during an outage, or before the database
+ * (a restart after a crash, containers started together), starts once it answers instead of
+ * exiting, as the running loops ride out an outage. A wrong password or database name still fails
+ * at once. Tries every 0.25 s, doubling up to 5 s, with a warning each time.
+ */
+async function untilReachable(db: Database, log: Logger): Promise<void> {
+  for (let failures = 0; ; failures++) {
+    try {
+      await db.query('SELECT 1');
+      if (failures > 0) log.info({ failures }, 'database reachable; starting');
+      return;
+    } catch (error) {
+      if (!isUnreachable(error)) throw error;
+      const retryInMs = Math.min(5000, 250 * 2 ** failures);
+      log.warn({ err: error, failures: failures + 1, retryInMs }, 'database unreachable at start-up; waiting for it');
+      await new Promise((resolve) => setTimeout(resolve, retryInMs));
+    }
+  }
+}
+
 /** Opens storage, applies migrations, builds the roles asked for, and starts listening. */
 export async function startHerald(config: Config, options: StartOptions = {}): Promise<Herald> {
   const log = options.logger ?? createLogger(config);
@@ -131,6 +161,7 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     const effective: Config = { ...config, encryptionKey, adminToken };
 
     db = config.databaseUrl ? await openPostgres({ url: config.databaseUrl }) : await openPglite(inMemory ? undefined : path.join(config.dataDir, 'pgdata'));
+    if (config.databaseUrl) await untilReachable(db, log);
     const applied = await migrate(db);
     if (applied.length) log.info({ applied }, 'database migrated');
 
