@@ -70,7 +70,9 @@ export async function resolveWebhookTarget(raw: string, options: { allowPrivate:
     for (const { address } of addresses) {
       const reason = blockedAddressReason(address);
       if (!reason) continue;
-      const what = address === hostname ? `${address} is ${reason}` : `${hostname} resolves to ${address}, ${reason}`;
+      // A name's answer is not repeated: the gateway's resolver must not tell a tenant what its
+      // internal names point to.
+      const what = address === hostname ? `${address} is ${reason}` : `${hostname} resolves to a non-public address`;
       throw new TargetRefusedError(`${what}; webhooks may only reach public addresses`);
     }
   }
