@@ -287,4 +287,23 @@ describe('MCP endpoint under the per-IP rate limit', () => {
     assert.equal(limited.headers.get('x-ratelimit-remaining'), '0');
     isJsonRpcError(await limited.json(), -32000);
   });
+
+  it('counts each member of a batch as a request: a batch over the limit is refused whole', async () => {
+    await atNextSecond();
+    const batch = (size: number) =>
+      fetch(`${gateway.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(Array.from({ length: size }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))),
+      });
+    const two = await batch(2);
+    assert.equal(two.status, 200);
+    assert.equal(two.headers.get('x-ratelimit-remaining'), '0', 'both members counted');
+    assert.equal((await two.json()).length, 2);
+    await atNextSecond();
+    const three = await batch(3);
+    assert.equal(three.status, 429);
+    assert.ok(Number(three.headers.get('retry-after')) >= 1);
+    isJsonRpcError(await three.json(), -32000);
+  });
 });

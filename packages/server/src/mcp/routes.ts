@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Logger } from 'pino';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
+import { checkIpLimit, rateLimitExceeded, setRateHeaders } from '../http/guard.js';
 import { acceptsJson } from './accepts-json.js';
 import { connectMcpServer } from './create-mcp-server.js';
 import { buildHeraldTools, type HeraldTool } from './herald-tools.js';
@@ -41,9 +42,24 @@ async function withInvalidMembers(response: Response, body: JsonRpcBody): Promis
   return { status: 200, payload: JSON.stringify(answers) };
 }
 
-async function answerMcp(tools: HeraldTool[], log: Logger, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+/**
+ * A batch's members count against the client's limit one by one, as requests of their own (the
+ * guard has counted the first): otherwise one request of a few kilobytes, fifty tools/call of the
+ * whole context, would be answered with megabytes for the price of one.
+ */
+async function chargeBatch(deps: Pick<Deps, 'limiter' | 'config'>, request: FastifyRequest, reply: FastifyReply, members: number): Promise<void> {
+  for (let i = 1; i < members; i++) {
+    const result = await checkIpLimit(deps, request.ip);
+    setRateHeaders(reply, result);
+    if (!result.allowed) throw rateLimitExceeded(result);
+  }
+}
+
+async function answerMcp(deps: Deps, tools: HeraldTool[], request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const log = deps.log;
   const body = readJsonRpcBody(request.body as string | undefined);
   if ('error' in body) return reply.code(400).send(body.error);
+  if (body.batch) await chargeBatch(deps, request, reply, (body.message as unknown[]).length + body.invalid.length);
   if (!acceptsJson(request.headers.accept)) return reply.code(406).send(NOT_ACCEPTABLE);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   const server = await connectMcpServer(tools, transport);
@@ -104,7 +120,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
             'Stateless MCP server answering JSON. Methods: initialize, tools/list, tools/call. Tools: get_herald_context, search_herald_docs {query, maxResults}, get_integration_example {pattern}, get_doc_page {slug}. No authentication; Content-Type: application/json is enough (no Accept header needed).',
         },
       },
-      (request, reply) => answerMcp(tools, deps.log, request, reply),
+      (request, reply) => answerMcp(deps, tools, request, reply),
     );
     // Every other method is refused in JSON-RPC too (HEAD comes with GET).
     scope.route({
