@@ -202,6 +202,31 @@ describe('identity registration', () => {
     assert.deepEqual(sent, [{ channel: 'email', n: 1 }, { channel: 'sms', n: 1 }]);
   });
 
+  it('sends at most 5 codes an hour to one address or number, and 10 for one wallet, then answers 429', async () => {
+    // Five wallets ask for codes to one inbox (written in any case): the sixth is refused and
+    // nothing is written for it; another inbox is not held back.
+    for (let i = 0; i < 5; i++) {
+      const res = await register(gw, newWallet(), { email: i % 2 ? 'Flooded@Example.org' : 'flooded@example.org' });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+    }
+    const sixth = newWallet();
+    const refused = await register(gw, sixth, { email: 'flooded@example.org' });
+    assertRefused(refused, 429, 'RATE_LIMIT_EXCEEDED', /Too many verification codes sent to this address or number \(5 an hour\)/);
+    assert.ok(Number(refused.headers.get('retry-after')) > 3000);
+    assert.equal((await status(sixth.address)).body.registered, false);
+    assert.equal((await register(gw, sixth, { email: 'other-inbox@example.org' })).status, 201);
+
+    // One wallet, ten codes to ten numbers: the eleventh is refused.
+    const pumper = newWallet();
+    for (let i = 0; i < 10; i++) assert.equal((await register(gw, pumper, { phone: `+1415555${String(1000 + i)}` })).status, 201);
+    assertRefused(await register(gw, pumper, { phone: '+14155552000' }), 429, 'RATE_LIMIT_EXCEEDED', /this wallet \(10 an hour\)/);
+
+    // An hour later both budgets are back.
+    clock.advance(60 * 60 * 1000 + 1000);
+    assert.equal((await register(gw, newWallet(), { email: 'flooded@example.org' })).status, 201);
+    assert.equal((await register(gw, pumper, { phone: '+14155552000' })).status, 201);
+  });
+
   it('refuses an expired challenge', async () => {
     const wallet = newWallet();
     const { message, nonce } = await challenge(gw, wallet.address);

@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
+import { checkCodeBudget, recordCodeSends } from './code-send-budget.js';
 import type { CodeChannel } from './code-store.js';
 import { deleteCodes, replaceCode } from './code-store.js';
 import { findIdentity, saveIdentity, type IdentityFields, type IdentityRow } from './identity-store.js';
@@ -42,18 +43,24 @@ function planContacts(deps: RegistrationDeps, stored: IdentityRow | undefined, i
   return plans;
 }
 
-async function sendCodes(deps: RegistrationDeps, wallet: string, plans: Map<CodeChannel, ContactPlan>): Promise<Map<CodeChannel, string>> {
+async function sendCodes(deps: RegistrationDeps, wallet: string, plans: Map<CodeChannel, ContactPlan>, now: Date): Promise<Map<CodeChannel, string>> {
   const codes = new Map<CodeChannel, string>();
-  for (const [channel, plan] of plans) {
-    if (!plan.sendCode) continue;
-    const code = newVerificationCode();
-    const outcome = await sendVerificationCode(deps.channels, { wallet, channel, to: plan.value!, code });
-    if (outcome.kind !== 'delivered') {
-      deps.log.warn({ wallet, channel, outcome: outcome.kind, error: outcome.error }, 'verification code not sent');
-      const message = `The verification code could not be sent by ${channel}; nothing was changed, retry with the same challenge`;
-      throw new ApiError('SERVICE_UNAVAILABLE', message, { 'Retry-After': '30' });
+  const sends = [...plans].filter(([, plan]) => plan.sendCode).map(([channel, plan]) => ({ wallet, channel, to: plan.value! }));
+  await checkCodeBudget(deps.db, deps.secrets, sends, now);
+  try {
+    for (const send of sends) {
+      const code = newVerificationCode();
+      const outcome = await sendVerificationCode(deps.channels, { ...send, code });
+      if (outcome.kind !== 'delivered') {
+        deps.log.warn({ wallet, channel: send.channel, outcome: outcome.kind, error: outcome.error }, 'verification code not sent');
+        const message = `The verification code could not be sent by ${send.channel}; nothing was changed, retry with the same challenge`;
+        throw new ApiError('SERVICE_UNAVAILABLE', message, { 'Retry-After': '30' });
+      }
+      codes.set(send.channel, code);
     }
-    codes.set(channel, code);
+  } finally {
+    // Codes that went out count against the limits, the registration going through or not.
+    await recordCodeSends(deps.db, deps.secrets, sends.filter((send) => codes.has(send.channel)), now);
   }
   return codes;
 }
@@ -71,7 +78,7 @@ export async function registerIdentity(deps: RegistrationDeps, input: Registrati
   const row = await withChallengeUsed(deps.db, input, now, async () => {
     const stored = await findIdentity(deps.db, input.wallet);
     const plans = planContacts(deps, stored, input);
-    const codes = await sendCodes(deps, input.wallet, plans);
+    const codes = await sendCodes(deps, input.wallet, plans, now);
     return deps.db.transaction(async (tx) => {
       const fields: IdentityFields = {};
       for (const { channel, enc, at } of CONTACTS) {
