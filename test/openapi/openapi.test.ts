@@ -45,6 +45,35 @@ describe('GET /openapi.json', () => {
     assert.deepEqual(doc.security, [{ apiKey: [] }]);
   });
 
+  it('marks no parameter or body field with a default as required', () => {
+    const list = doc.paths['/v1/notifications'].get.parameters;
+    for (const name of ['page', 'limit']) {
+      const parameter = list.find((p: any) => p.name === name);
+      assert.ok(parameter.schema.default !== undefined, name);
+      assert.equal(parameter.required, undefined, `${name} has a default and is optional`);
+    }
+    for (const { path, method, op } of operations()) {
+      for (const p of op.parameters ?? []) if (p.schema?.default !== undefined) assert.ok(!p.required, `${method} ${path}: ${p.name}`);
+      const body = op.requestBody?.content?.['application/json']?.schema;
+      for (const name of body?.required ?? []) assert.equal(body.properties?.[name]?.default, undefined, `${method} ${path}: body ${name}`);
+    }
+    const cron = doc.paths['/v1/schedule/cron'].post.requestBody.content['application/json'].schema;
+    assert.ok(!cron.required.includes('timezone'));
+  });
+
+  it('documents the rate-limit and request-id headers on every response, and Retry-After on 429', () => {
+    for (const { path, method, op } of operations()) {
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        const names = Object.keys(response.headers ?? {});
+        for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id']) {
+          assert.ok(names.includes(name), `${method} ${path} ${status}: ${name}`);
+        }
+        if (status === '429') assert.ok(names.includes('Retry-After'), `${method} ${path} 429: Retry-After`);
+      }
+    }
+    assert.equal(doc.components.headers['X-RateLimit-Reset'].schema.type, 'integer');
+  });
+
   it('names the shared Error schema and references it from error responses', () => {
     const error = doc.components.schemas.Error;
     assert.deepEqual(error.required, ['statusCode', 'error', 'message', 'code']);
