@@ -117,6 +117,44 @@ describe('herald sends carry an idempotency key of their own', () => {
     assert.equal(await sentBy(acme), 3);
   });
 
+  it('a send whose every answer was lost exits 6 naming its key, and re-running with that key sends nothing more', async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    const from = proxy.seen.length;
+    // The first try and both retries reach the gateway; no answer comes back.
+    for (let i = 0; i < 3; i++) proxy.loseNextAnswer('POST', '/v1/notify', 'drop');
+    const lost = await herald(acme, ['notify', 'send', ...flags('Lost answers'), '--json'], proxy.url);
+    assert.equal(lost.code, 6, lost.stderr);
+    assert.equal(lost.stdout, '');
+    const { error } = lost.errorJson();
+    assert.match(error.code, /^NETWORK_/);
+    assert.match(error.idempotencyKey, GENERATED);
+    assert.equal(postsTo('/v1/notify', from).length, 3);
+    assert.equal(await sentBy(acme), 1, 'the first try was stored');
+
+    const again = await herald(acme, ['notify', 'send', ...flags('Lost answers'), '--json', '--idempotency-key', error.idempotencyKey]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.json().status, 'duplicate');
+    assert.equal(await sentBy(acme), 1);
+
+    // People are told the same.
+    proxy.loseNextAnswer('POST', '/v1/notify', 'drop');
+    const human = await herald(acme, ['notify', 'send', ...flags('Lost again'), '--max-retries', '0'], proxy.url);
+    assert.equal(human.code, 6);
+    assert.match(human.stderr, /Re-running with --idempotency-key cli_\S+ sends only what is missing/);
+  });
+
+  it('notify batch --json names the key to run again with in its error', async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    const file = path.join(scratch.home, 'refused-json.json');
+    writeFileSync(file, JSON.stringify(Array.from({ length: 150 }, (_, i) => ({ wallet, ...message, subject: `Item ${i}`, ...(i === 120 ? { templateId: 'tmpl_missing' } : {}) }))));
+    const first = await herald(acme, ['notify', 'batch', '--file', file, '--yes', '--json']);
+    assert.equal(first.code, 3, first.stderr);
+    const runKey = first.errorJson().error.idempotencyKey;
+    assert.match(runKey, GENERATED);
+    const mine = await herald(acme, ['notify', 'batch', '--file', file, '--yes', '--json', '--idempotency-key', 'batch-run-7']);
+    assert.equal(mine.errorJson().error.idempotencyKey, 'batch-run-7');
+  });
+
   it('a refused batch names its generated key: re-running with it sends only what is missing', async () => {
     const acme = await gw.createProtocol({ tier: 3 });
     const file = path.join(scratch.home, 'refused.json');

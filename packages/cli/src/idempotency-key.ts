@@ -10,3 +10,23 @@ import { randomUUID } from 'node:crypto';
 export function newIdempotencyKey(): string {
   return `cli_${randomUUID()}`;
 }
+
+/** A failure together with the idempotency key that makes running the command again safe. */
+export interface KeyedFailure {
+  retryIdempotencyKey: string;
+}
+
+/**
+ * Marks a failure with the key to run the command again with: the --json error carries it as
+ * `idempotencyKey`, and people are told it. Without it, a script that repeats a send whose answer
+ * was lost (exit 6) would send a second message, since the key the CLI generated is gone.
+ */
+export function withRetryKey(error: unknown, key: string): unknown {
+  if (error !== null && typeof error === 'object') Object.assign(error, { retryIdempotencyKey: key } satisfies KeyedFailure);
+  return error;
+}
+
+export function retryKeyOf(error: unknown): string | undefined {
+  const key = (error as Partial<KeyedFailure> | null)?.retryIdempotencyKey;
+  return typeof key === 'string' ? key : undefined;
+}

@@ -1,5 +1,6 @@
 import { HeraldApiError, HeraldNetworkError } from '@herald/sdk';
 import { CliError, exitCodeFor } from './exit-codes.js';
+import { retryKeyOf } from './idempotency-key.js';
 
 export interface Stream {
   write(text: string): unknown;
@@ -83,8 +84,9 @@ export class Output {
   error(error: unknown, hint?: string): void {
     const exitCode = exitCodeFor(error);
     const described = describe(error);
+    const retryKey = retryKeyOf(error);
     if (this.json) {
-      this.stderr.write(`${JSON.stringify({ error: { ...described, exitCode } })}\n`);
+      this.stderr.write(`${JSON.stringify({ error: { ...described, exitCode, ...(retryKey ? { idempotencyKey: retryKey } : {}) } })}\n`);
       return;
     }
     // Network messages already name their cause; usage errors have no code worth showing.
@@ -92,6 +94,7 @@ export class Output {
     const code = quiet ? '' : this.style.dim(` (${described.code})`);
     this.stderr.write(`${this.style.red('Error:')} ${described.message}${code}\n`);
     if (hint) this.stderr.write(`${this.style.dim(hint)}\n`);
+    if (retryKey) this.stderr.write(`${this.style.dim(`Re-running with --idempotency-key ${retryKey} sends only what is missing.`)}\n`);
   }
 }
 

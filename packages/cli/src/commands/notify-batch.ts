@@ -2,7 +2,7 @@ import { HeraldApiError, HeraldNetworkError, type BulkSubmission, type Herald, t
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { cancelled, usageError } from '../exit-codes.js';
-import { newIdempotencyKey } from '../idempotency-key.js';
+import { newIdempotencyKey, withRetryKey } from '../idempotency-key.js';
 import { readJsonInput } from '../json-input.js';
 import { notificationProblems } from '../notification-input.js';
 import { ProgressBar } from '../progress-bar.js';
@@ -161,7 +161,9 @@ in input order: {index, notificationId, status, …} | {index, status: "error", 
         if (flags.idempotencyKey !== undefined) context.out.note('Re-running with the same --idempotency-key sends only what is missing.');
         // The flag would replace keys given in the file, so it repeats this run only when there were none.
         else if (items.every((item) => item.idempotencyKey === undefined)) context.out.note(`Re-running with --idempotency-key ${runKey} sends only what is missing.`);
-        throw failure.error;
+        // Notes are for people; with --json the error itself names the key to run again with.
+        const retryKey = flags.idempotencyKey ?? (items.every((item) => item.idempotencyKey === undefined) ? runKey : undefined);
+        throw context.json && retryKey ? withRetryKey(failure.error, retryKey) : failure.error;
       }
     });
 }

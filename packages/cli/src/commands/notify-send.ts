@@ -1,8 +1,8 @@
-import { HeraldWaitTimeoutError, type Herald, type Notification, type NotificationParams, type Submission } from '@herald/sdk';
+import { HeraldApiError, HeraldNetworkError, HeraldWaitTimeoutError, type Herald, type Notification, type NotificationParams, type Submission } from '@herald/sdk';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
-import { newIdempotencyKey } from '../idempotency-key.js';
+import { newIdempotencyKey, withRetryKey } from '../idempotency-key.js';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
 import { parseDuration } from '../parse-options.js';
@@ -18,6 +18,9 @@ interface SendFlags extends MessageFlags {
 
 const DEFAULT_WAIT_MS = 60_000;
 const POLL_MS = 500;
+
+/** Whether a failed send may nonetheless have been stored: no answer came, or a 5xx did. */
+const outcomeUnknown = (error: unknown) => error instanceof HeraldNetworkError || (error instanceof HeraldApiError && error.statusCode >= 500);
 
 /** The notification to send, always with an idempotency key: the user's, or one generated here. */
 async function notificationFrom(context: Context, flags: SendFlags): Promise<{ params: NotificationParams; generatedKey: boolean }> {
@@ -83,7 +86,11 @@ retried safely; pass --idempotency-key to make re-running the command safe as we
       const context = contextOf(command);
       const { params, generatedKey } = await notificationFrom(context, flags);
       const herald = context.herald();
-      const submission = await herald.notifications.send(params);
+      const submission = await herald.notifications.send(params).catch((error: unknown) => {
+        // No answer, or a 5xx after the retries: the message may have been stored. The key says
+        // how to run the command again without a second message (in --json errors too).
+        throw outcomeUnknown(error) ? withRetryKey(error, params.idempotencyKey!) : error;
+      });
       if (flags.wait) return waitAndReport(context, herald, submission, flags.waitTimeout ?? DEFAULT_WAIT_MS);
       reportSubmission(context, submission, params.idempotencyKey!, generatedKey);
     });
