@@ -83,5 +83,6 @@ export function hasSmallOrder(bytes: Uint8Array): boolean {
  * refused too rather than reduced.
  */
 export function isStrictPoint(bytes: Uint8Array): boolean {
-  return decodePoint(bytes) !== undefined && !hasSmallOrder(bytes);
+  const point = decodePoint(bytes);
+  return point !== undefined && !timesEightIsIdentity(point);
 }
