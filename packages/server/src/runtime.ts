@@ -8,7 +8,7 @@ import { randomToken } from './auth/api-keys.js';
 import { Authenticator } from './auth/authenticator.js';
 import { ConfigError, type Config } from './config.js';
 import { SecretBox } from './crypto/secret-box.js';
-import { openPglite, openPostgres, type Database } from './db/connection.js';
+import { isDatabaseUnavailable, openPglite, openPostgres, type Database } from './db/connection.js';
 import { DataDirLockedError, lockDataDir } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
 import type { Deps } from './deps.js';
@@ -95,20 +95,13 @@ async function listen(app: FastifyInstance, config: Config): Promise<string> {
   }
 }
 
-/** Connection errors that end when the database comes back (as opposed to a wrong password or name). */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P03', '57P01']);
-
-function isUnreachable(error: unknown): boolean {
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && UNREACHABLE.has(code)) return true;
-  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect/i.test(message);
-}
-
 /**
  * Waits for PostgreSQL at start-up: a process started during an outage, or before the database
  * (a restart after a crash, containers started together), starts once it answers instead of
- * exiting, as the running loops ride out an outage. A wrong password or database name still fails
- * at once. Tries every 0.25 s, doubling up to 5 s, with a warning each time.
+ * exiting, as the running loops ride out an outage (isDatabaseUnavailable, which answers 503 in
+ * the API). A wrong password or database name still fails at once, and so does a host name that
+ * does not resolve, at start-up more often a mistyped DATABASE_URL than an outage. Tries every
+ * 0.25 s, doubling up to 5 s, with a warning each time.
  */
 async function untilReachable(db: Database, log: Logger): Promise<void> {
   for (let failures = 0; ; failures++) {
@@ -117,7 +110,7 @@ async function untilReachable(db: Database, log: Logger): Promise<void> {
       if (failures > 0) log.info({ failures }, 'database reachable; starting');
       return;
     } catch (error) {
-      if (!isUnreachable(error)) throw error;
+      if (!isDatabaseUnavailable(error) || (error as { code?: unknown }).code === 'ENOTFOUND') throw error;
       const retryInMs = Math.min(5000, 250 * 2 ** failures);
       log.warn({ err: error, failures: failures + 1, retryInMs }, 'database unreachable at start-up; waiting for it');
       await new Promise((resolve) => setTimeout(resolve, retryInMs));

@@ -249,7 +249,7 @@ export function isUnstorableText(error: unknown): boolean {
   return code === '22021' || code === '22P05';
 }
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03']);
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03']);
 
 /** True when an error means the database cannot be reached right now (as opposed to a bad query). */
 export function isDatabaseUnavailable(error: unknown): boolean {
