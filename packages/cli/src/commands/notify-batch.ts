@@ -158,11 +158,11 @@ in input order: {index, notificationId, status, …} | {index, status: "error", 
       if (failure) {
         const sent = (failure.request - 1) * BULK_SIZE;
         context.out.note(`Request ${failure.request} of ${requestsFor(items.length)} was refused: items ${sent} to ${items.length - 1} were not sent.`);
-        if (flags.idempotencyKey !== undefined) context.out.note('Re-running with the same --idempotency-key sends only what is missing.');
         // The flag would replace keys given in the file, so it repeats this run only when there were none.
-        else if (items.every((item) => item.idempotencyKey === undefined)) context.out.note(`Re-running with --idempotency-key ${runKey} sends only what is missing.`);
-        // Notes are for people; with --json the error itself names the key to run again with.
         const retryKey = flags.idempotencyKey ?? (items.every((item) => item.idempotencyKey === undefined) ? runKey : undefined);
+        if (flags.idempotencyKey !== undefined) context.out.note('Re-running with the same --idempotency-key sends only what is missing.');
+        else if (retryKey) context.out.note(`Re-running with --idempotency-key ${retryKey} sends only what is missing.`);
+        // Notes are for people; with --json the error itself names the key to run again with.
         throw context.json && retryKey ? withRetryKey(failure.error, retryKey) : failure.error;
       }
     });
