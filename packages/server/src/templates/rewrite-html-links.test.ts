@@ -78,6 +78,11 @@ describe('rewriteHtmlLinks', () => {
     assert.equal(rewriteHtmlLinks('<a href="https://ok.example/" href="javascript:alert(1)" class=b>x</a>', track), `<a href="${track('https://ok.example/')}" class="b">x</a>`);
     assert.equal(rewriteHtmlLinks(`<a href="javascript:alert(1)" href='https://ok.example/'>x</a>`), '<a href="#">x</a>');
     assert.equal(rewriteHtmlLinks('<img src="https://i.example/a.png" src="x" alt="&quot;a&quot;"/>'), '<img src="https://i.example/a.png" alt="&quot;a&quot;" />');
+    // Only the tags that repeat an attribute are written again; their neighbours keep their bytes.
+    assert.equal(
+      rewriteHtmlLinks(`<a href='javascript:1'>x</a><b c=1 c=2>y</b><i d=1>z</i><a href="javascript:2" e=3 e=4>w</a>`),
+      `<a href="#">x</a><b c="1">y</b><i d=1>z</i><a href="#" e="3">w</a>`,
+    );
   });
 
   it('keeps every other byte: unclosed tags, stray brackets and odd markup pass through', () => {

@@ -26,6 +26,7 @@ interface Edit {
  * in the length; only the link attributes are rewritten, in place, and every other byte is kept.
  */
 export function rewriteHtmlLinks(html: string, rewrite?: (url: string) => string): string {
+  // Where the parser met a repeated attribute, in source order.
   const duplicates: number[] = [];
   const tree = parse(html, {
     sourceCodeLocationInfo: true,
@@ -48,7 +49,7 @@ export function rewriteHtmlLinks(html: string, rewrite?: (url: string) => string
       else if (rewrite && clickable && name === 'href' && isHttpUrl(url)) values.set(name, rewrite(url));
     }
     const { startOffset, endOffset } = location.startTag;
-    if (duplicates.some((offset) => offset > startOffset && offset < endOffset)) {
+    if (anyWithin(duplicates, startOffset, endOffset)) {
       // A repeated attribute counts once for a browser (the first), but a lesser reader might take
       // the other: the tag is written again from the attributes the parser kept.
       edits.push({ start: startOffset, end: endOffset, text: startTag(html, element, values) });
@@ -71,6 +72,18 @@ export function rewriteHtmlLinks(html: string, rewrite?: (url: string) => string
     at = edit.end;
   }
   return out + html.slice(at);
+}
+
+/** Whether an offset of `sorted` (ascending, as the parser reports them) lies strictly between `start` and `end`. */
+function anyWithin(sorted: number[], start: number, end: number): boolean {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle] <= start) low = middle + 1;
+    else high = middle;
+  }
+  return low < sorted.length && sorted[low] < end;
 }
 
 const qualifiedName = (attribute: { prefix?: string; name: string }) => (attribute.prefix ? `${attribute.prefix}:${attribute.name}` : attribute.name);
