@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
+import { creationKey, IdempotencyKeyHeaders, REPLAYED_HEADER } from '../http/creation-keys.js';
 import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import type { NotificationStatus } from '../notifications/notification-store.js';
@@ -20,6 +21,8 @@ const BroadcastBody = Type.Object({
   templateId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   templateVariables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'The same values for every subscriber' })),
 });
+
+const BROADCAST_FIELDS = Object.keys(BroadcastBody.properties);
 
 /** Fields that name a recipient in other calls (notify, subscriptions): refused in a broadcast. */
 const TARGET_FIELDS = ['wallet', 'walletAddress', 'wallets'] as const;
@@ -67,13 +70,17 @@ export function broadcastRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         tags,
         summary: 'Send one message to every active subscriber of the protocol',
+        headers: IdempotencyKeyHeaders,
         body: BroadcastBody,
         response: { 202: Accepted, ...errorResponses(400, 401, 402, 403, 404, 413, 415, 429) },
       },
     },
     async (request, reply) => {
       const { protocol, environment } = request.auth!;
-      return reply.code(202).send(await sendBroadcast(deps, { protocol, environment }, request.body));
+      const key = creationKey(request.auth!, request.headers['idempotency-key'], 'POST /v1/broadcast', BROADCAST_FIELDS, request.body);
+      const { result, replayed } = await sendBroadcast(deps, { protocol, environment }, request.body, key);
+      if (replayed) reply.header(REPLAYED_HEADER, 'true');
+      return reply.code(202).send(result);
     },
   );
 

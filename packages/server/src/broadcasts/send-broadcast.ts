@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ProtocolRow } from '../account/protocol-store.js';
 import type { Channel } from '../channels/provider.js';
 import type { Deps } from '../deps.js';
+import { answeredBefore, createOnce, type CreationKey } from '../http/creation-keys.js';
 import { ApiError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { QuotaRefused, quotaRefusal, reserveSends } from '../limits/quota.js';
@@ -37,14 +38,18 @@ function checkInput(protocol: Pick<ProtocolRow, 'tier'>, input: BroadcastInput):
 
 /**
  * Sends one message to every active subscriber of the protocol. The fan-out, the quota
- * reservation for every queued message and the broadcast record commit together or not at all:
- * a broadcast that does not fit the month's quota writes nothing and answers 402.
+ * reservation for every queued message, the broadcast record and the request's idempotency key
+ * (when given) commit together or not at all: a broadcast that does not fit the month's quota
+ * writes nothing and answers 402. A request repeating a key gets the first answer (`replayed`).
  */
 export async function sendBroadcast(
   deps: Deps,
   sender: { protocol: Pick<ProtocolRow, 'id' | 'tier' | 'overage_enabled'>; environment: 'production' | 'sandbox' },
   input: BroadcastInput,
-): Promise<BroadcastResult> {
+  key?: CreationKey,
+): Promise<{ result: BroadcastResult; replayed: boolean }> {
+  const before = await answeredBefore<BroadcastResult>(deps.db, key);
+  if (before) return { result: before.body, replayed: true };
   const { protocol, environment } = sender;
   checkInput(protocol, input);
   const templates = await resolveSendTemplates(deps.db, protocol, [input], (_i, field) => field);
@@ -56,9 +61,9 @@ export async function sendBroadcast(
     .update(JSON.stringify([broadcastId, input.subject, input.body, input.category, receipt, input.templateId ?? null, input.templateVariables ?? null]))
     .digest('hex');
 
-  let perChannel: { channel: Channel | null; count: number }[];
+  let created: { answer: { body: BroadcastResult }; replayed: boolean };
   try {
-    perChannel = await deps.db.transaction(async (tx) => {
+    created = await createOnce(deps.db, key, 202, now, async (tx) => {
       const rows = await fanOutBroadcast(tx, {
         protocolId: protocol.id,
         environment,
@@ -82,6 +87,7 @@ export async function sendBroadcast(
         tx,
         rows.map((r) => ({ protocolId: protocol.id, environment, createdAt: now, status: r.channel ? 'queued' : 'failed', channel: r.channel, broadcastId, count: r.count })),
       );
+      const totalSubscribers = rows.reduce((sum, r) => sum + r.count, 0);
       await insertBroadcast(tx, {
         id: broadcastId,
         protocol_id: protocol.id,
@@ -92,11 +98,18 @@ export async function sendBroadcast(
         write_receipt: receipt,
         template_id: template?.templateId ?? null,
         template_version: template?.version ?? null,
-        total_subscribers: rows.reduce((sum, r) => sum + r.count, 0),
+        total_subscribers: totalSubscribers,
         queued_count: queued,
         now,
       });
-      return rows;
+      const counts: Partial<Record<Channel, number>> = {};
+      for (const row of rows) if (row.channel) counts[row.channel] = row.count;
+      return {
+        broadcast_id: broadcastId,
+        queued_count: queued,
+        total_subscribers: totalSubscribers,
+        estimated_delivery_s: queued > 0 ? deps.estimator.estimateBulkSeconds(counts) : 0,
+      };
     });
   } catch (error) {
     if (!(error instanceof QuotaRefused)) throw error;
@@ -104,14 +117,7 @@ export async function sendBroadcast(
     throw new ApiError('INSUFFICIENT_QUOTA', quotaRefusal(tierOf(protocol.tier).monthlySends, error.needed, 'broadcast'));
   }
 
-  const counts: Partial<Record<Channel, number>> = {};
-  for (const row of perChannel) if (row.channel) counts[row.channel] = row.count;
-  const queuedCount = Object.values(counts).reduce((sum, n) => sum + n, 0);
-  if (queuedCount > 0) deps.wakeup.notify('notifications');
-  return {
-    broadcast_id: broadcastId,
-    queued_count: queuedCount,
-    total_subscribers: perChannel.reduce((sum, r) => sum + r.count, 0),
-    estimated_delivery_s: queuedCount > 0 ? deps.estimator.estimateBulkSeconds(counts) : 0,
-  };
+  const result = created.answer.body;
+  if (!created.replayed && result.queued_count > 0) deps.wakeup.notify('notifications');
+  return { result, replayed: created.replayed };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { NotifyBody, type NotifyInput } from './schemas.js';
 
 /** JSON with object keys sorted at every level, so equal payloads hash equally. */
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)

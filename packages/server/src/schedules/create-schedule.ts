@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.js';
+import { answeredBefore, createOnce, type CreationKey } from '../http/creation-keys.js';
 import { ApiError } from '../http/errors.js';
 import { findIdentity } from '../identities/identity-store.js';
 import { newId } from '../ids.js';
@@ -19,10 +20,20 @@ export interface CreatedSchedule {
 /** A schedule due this soon wakes the scheduler, which then times its next pass to the due time. */
 const WAKE_WITHIN_MS = 60_000;
 
-async function store(deps: Deps, row: NewSchedule): Promise<CreatedSchedule> {
-  await insertSchedule(deps.db, row);
-  if (row.next_run_at.getTime() - deps.now().getTime() < WAKE_WITHIN_MS) deps.wakeup.notify('schedules');
-  return { id: row.id, status: 'PENDING', nextRunAt: formatInstant(row.next_run_at) };
+/** A created schedule's answer, and whether it is the first answer given again for a repeated key. */
+export interface ScheduleCreation {
+  result: CreatedSchedule;
+  replayed: boolean;
+}
+
+/** Writes the schedule, with the request's idempotency key when it has one (createOnce). */
+async function store(deps: Deps, row: NewSchedule, key: CreationKey | undefined): Promise<ScheduleCreation> {
+  const { answer, replayed } = await createOnce(deps.db, key, 201, deps.now(), async (tx): Promise<CreatedSchedule> => {
+    await insertSchedule(tx, row);
+    return { id: row.id, status: 'PENDING', nextRunAt: formatInstant(row.next_run_at) };
+  });
+  if (!replayed && row.next_run_at.getTime() - deps.now().getTime() < WAKE_WITHIN_MS) deps.wakeup.notify('schedules');
+  return { result: answer.body, replayed };
 }
 
 function zoneOf(timezone: string): string {
@@ -67,7 +78,9 @@ const LAST_INSTANT = Date.UTC(9999, 11, 31);
  * POST /v1/schedule: one send at the wall-clock `scheduledFor` in `timezone`. Without a timezone,
  * `scheduledFor` means the instant it writes (its offset applies; none or `Z` is UTC).
  */
-export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: OneTimeScheduleInput): Promise<CreatedSchedule> {
+export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: OneTimeScheduleInput, key?: CreationKey): Promise<ScheduleCreation> {
+  const before = await answeredBefore<CreatedSchedule>(deps.db, key);
+  if (before) return { result: before.body, replayed: true };
   const zone = zoneOf(input.timezone ?? 'UTC');
   const written = parseWallClock(input.scheduledFor);
   if (written === undefined) {
@@ -85,11 +98,13 @@ export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: O
   }
   await checkSendable(deps, sender, input);
   const row: NewSchedule = { ...rowFor(deps, sender, input, zone), kind: 'once', cron_expr: null, scheduled_for: formatWallClock(local), next_run_at: runAt };
-  return store(deps, row);
+  return store(deps, row, key);
 }
 
 /** POST /v1/schedule/cron: a send at every occurrence of `cronExpr` in `timezone`. */
-export async function createCronSchedule(deps: Deps, sender: Sender, input: CronScheduleInput): Promise<CreatedSchedule> {
+export async function createCronSchedule(deps: Deps, sender: Sender, input: CronScheduleInput, key?: CreationKey): Promise<ScheduleCreation> {
+  const before = await answeredBefore<CreatedSchedule>(deps.db, key);
+  if (before) return { result: before.body, replayed: true };
   const zone = zoneOf(input.timezone);
   let spec;
   try {
@@ -103,5 +118,5 @@ export async function createCronSchedule(deps: Deps, sender: Sender, input: Cron
   if (!next) throw new ApiError('VALIDATION_ERROR', `cronExpr "${spec.source}" does not fire within nine years`);
   await checkSendable(deps, sender, input);
   const row: NewSchedule = { ...rowFor(deps, sender, input, zone), kind: 'cron', cron_expr: spec.source, scheduled_for: null, next_run_at: next };
-  return store(deps, row);
+  return store(deps, row, key);
 }

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
+import { creationKey, IdempotencyKeyHeaders, REPLAYED_HEADER } from '../http/creation-keys.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
 import { cancelSchedule } from './cancel-schedule.js';
 import { createCronSchedule, createOneTimeSchedule } from './create-schedule.js';
@@ -20,13 +21,17 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         tags,
         summary: 'Schedule one notification at a wall-clock date-time in a time zone',
+        headers: IdempotencyKeyHeaders,
         body: OneTimeScheduleBody,
         response: { 201: CreatedSchedule, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (request, reply) => {
       const { protocol, environment } = request.auth!;
-      return reply.code(201).send(await createOneTimeSchedule(deps, { protocol, environment }, request.body));
+      const key = creationKey(request.auth!, request.headers['idempotency-key'], 'POST /v1/schedule', Object.keys(OneTimeScheduleBody.properties), request.body);
+      const { result, replayed } = await createOneTimeSchedule(deps, { protocol, environment }, request.body, key);
+      if (replayed) reply.header(REPLAYED_HEADER, 'true');
+      return reply.code(201).send(result);
     },
   );
 
@@ -36,13 +41,17 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         tags,
         summary: 'Schedule a notification at every occurrence of a five-field cron expression in a time zone',
+        headers: IdempotencyKeyHeaders,
         body: CronScheduleBody,
         response: { 201: CreatedSchedule, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (request, reply) => {
       const { protocol, environment } = request.auth!;
-      return reply.code(201).send(await createCronSchedule(deps, { protocol, environment }, request.body));
+      const key = creationKey(request.auth!, request.headers['idempotency-key'], 'POST /v1/schedule/cron', Object.keys(CronScheduleBody.properties), request.body);
+      const { result, replayed } = await createCronSchedule(deps, { protocol, environment }, request.body, key);
+      if (replayed) reply.header(REPLAYED_HEADER, 'true');
+      return reply.code(201).send(result);
     },
   );
 
