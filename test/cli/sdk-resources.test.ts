@@ -194,6 +194,13 @@ describe('SDK resources against a live gateway: exact field names', () => {
     assert.deepEqual(await herald.schedules.cancel(cron.id), { cancelled: true });
     assert.equal((await herald.schedules.get(cron.id)).status, 'CANCELLED');
     assert.equal((await apiError(herald.schedules.get('sched_missing'))).code, 'SCHEDULE_NOT_FOUND');
+
+    // With an idempotency key a repeat is the first schedule, and another body with it is refused.
+    const keyed = { ...message(), cronExpr: '0 8 * * *' };
+    const first = await herald.schedules.cron(keyed, { idempotencyKey: 'sdk-cron-1' });
+    assert.deepEqual(await herald.schedules.cron(keyed, { idempotencyKey: 'sdk-cron-1' }), first);
+    const conflict = await apiError(herald.schedules.cron({ ...keyed, cronExpr: '0 9 * * *' }, { idempotencyKey: 'sdk-cron-1' }));
+    assert.deepEqual([conflict.statusCode, conflict.code], [409, 'DUPLICATE_IDEMPOTENCY_KEY']);
   });
 
   it('templates: create, list, get, update, getVersion, restoreVersion, delete', async () => {
@@ -220,6 +227,9 @@ describe('SDK resources against a live gateway: exact field names', () => {
     assert.equal(broadcast.broadcast_id, accepted.broadcast_id);
     assert.deepEqual(keys(broadcast.counts), ['bounced', 'delivered', 'failed', 'opted_out', 'queued', 'sending']);
     assert.equal((await apiError(herald.broadcasts.get('bcast_missing'))).code, 'BROADCAST_NOT_FOUND');
+    const keyed = await herald.broadcasts.send({ subject: 'Keyed', body: 'Once', category: 'governance' }, { idempotencyKey: 'sdk-bcast-1' });
+    assert.notEqual(keyed.broadcast_id, accepted.broadcast_id);
+    assert.deepEqual(await herald.broadcasts.send({ subject: 'Keyed', body: 'Once', category: 'governance' }, { idempotencyKey: 'sdk-bcast-1' }), keyed);
 
     const analytics = await herald.reporting.analytics({ period: '90d' });
     assert.deepEqual(keys(analytics), ['bounce_rate', 'breakdown', 'delivery_rate', 'period', 'total_sends']);

@@ -139,9 +139,8 @@ describe('RequestCore', () => {
     assert.equal(server.seen.length, 1);
   });
 
-  it('does not retry a POST on 503 for options.idempotencyKey: the gateway reads no such header', async () => {
+  it('does not turn options.idempotencyKey into a header in core.request: resource methods do', async () => {
     server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(202, {}));
-    // A JavaScript caller (or a cast) can still pass the key every method took before.
     const options = { idempotencyKey: 'bcast-7' } as RequestOptions;
     const error: any = await core().request({ method: 'POST', path: '/v1/broadcast', body: {} }, options).catch((e: any) => e);
     assert.equal(error.statusCode, 503);
@@ -149,19 +148,35 @@ describe('RequestCore', () => {
     assert.equal(server.seen[0].headers['idempotency-key'], undefined);
   });
 
-  it('does not retry broadcasts.send, schedules.once or a keyless sendBulk given options.idempotencyKey', async () => {
-    const options = { idempotencyKey: 'k' } as RequestOptions;
+  it('retries broadcasts.send, schedules.once and schedules.cron given a key, with the same Idempotency-Key header each time', async () => {
     const client = core();
     const calls = [
-      () => new Broadcasts(client).send({ subject: 's', body: 'b', category: 'marketing' } as BroadcastParams, options),
-      () => new Schedules(client).once({ sendAt: '2030-01-01T00:00:00Z' } as OneTimeScheduleParams, options),
-      () => new Notifications(client).sendBulk([{ wallet: 'w', subject: 's', body: 'b', category: 'system' }], options),
+      () => new Broadcasts(client).send({ subject: 's', body: 'b', category: 'marketing' }, { idempotencyKey: 'k-1' }),
+      () => new Schedules(client).once({ wallet: 'w', subject: 's', body: 'b', category: 'system', scheduledFor: '2030-01-01T00:00:00Z' }, { idempotencyKey: 'k-1' }),
+      () => new Schedules(client).cron({ wallet: 'w', subject: 's', body: 'b', category: 'system', cronExpr: '0 9 * * *' }, { idempotencyKey: 'k-1' }),
+    ];
+    for (const call of calls) {
+      server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(201, { id: 'x' }));
+      assert.deepEqual(await call(), { id: 'x' });
+      assert.equal(server.seen.length, 2, server.seen[0].url);
+      assert.deepEqual(server.seen.map((s) => s.headers['idempotency-key']), ['k-1', 'k-1']);
+      assert.equal(JSON.parse(server.seen[0].body).idempotencyKey, undefined, 'the key is a header, not a body field');
+    }
+  });
+
+  it('does not retry broadcasts.send, schedules.once or sendBulk without keys', async () => {
+    const client = core();
+    const calls = [
+      () => new Broadcasts(client).send({ subject: 's', body: 'b', category: 'marketing' } as BroadcastParams),
+      () => new Schedules(client).once({ sendAt: '2030-01-01T00:00:00Z' } as unknown as OneTimeScheduleParams),
+      () => new Notifications(client).sendBulk([{ wallet: 'w', subject: 's', body: 'b', category: 'system' }]),
     ];
     for (const call of calls) {
       server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(202, {}));
       const error: any = await call().catch((e: any) => e);
       assert.equal(error.statusCode, 503);
       assert.equal(server.seen.length, 1, server.seen[0].url);
+      assert.equal(server.seen[0].headers['idempotency-key'], undefined);
     }
   });
 

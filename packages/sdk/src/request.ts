@@ -52,6 +52,25 @@ export interface ApiCall {
   retrySafe?: boolean;
   /** A public route: no Authorization header, so the API key is not sent where it is not needed. */
   anonymous?: boolean;
+  /** Headers of this call, such as `idempotency-key`. */
+  headers?: Record<string, string>;
+}
+
+/** The options of the calls that create a broadcast or a schedule: the common ones and the idempotency key. */
+export interface CreateOptions extends RequestOptions {
+  /**
+   * Sent as the `Idempotency-Key` header (1–255 characters). It makes the call safe to retry: the
+   * gateway answers a repeat with the first answer and creates nothing more, so with a key the SDK
+   * retries the call like a GET on 5xx answers and network failures.
+   */
+  idempotencyKey?: string;
+}
+
+/** A creation call (POST) with `options.idempotencyKey` as its header; retry-safe with one. */
+export function createCall(path: string, body: unknown, options: CreateOptions = {}): { call: ApiCall; options: RequestOptions } {
+  const { idempotencyKey, ...requestOptions } = options;
+  if (idempotencyKey === undefined) return { call: { method: 'POST', path, body }, options: requestOptions };
+  return { call: { method: 'POST', path, body, headers: { 'idempotency-key': idempotencyKey }, retrySafe: true }, options: requestOptions };
 }
 
 type Answer = { ok: true; value: unknown } | { ok: false; error: HeraldApiError; retryAfterMs: number | undefined };
@@ -170,7 +189,7 @@ export class RequestCore {
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent };
     if (this.token && !call.anonymous) headers.authorization = `Bearer ${this.token}`;
     if (call.body !== undefined) headers['content-type'] = 'application/json';
-    return headers;
+    return { ...headers, ...call.headers };
   }
 
   private async attempt(url: string, init: RequestInit, options: RequestOptions): Promise<Answer> {

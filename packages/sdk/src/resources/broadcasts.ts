@@ -1,4 +1,4 @@
-import type { RequestCore, RequestOptions } from '../request.js';
+import { createCall, type CreateOptions, type RequestCore, type RequestOptions } from '../request.js';
 import type { Category, Environment, NotificationStatus } from './notifications.js';
 
 export interface BroadcastParams {
@@ -43,11 +43,14 @@ export class Broadcasts {
   constructor(private readonly core: RequestCore) {}
 
   /**
-   * Queues the message for every active subscriber on one of its channels.
-   * @example const { broadcast_id, queued_count } = await herald.broadcasts.send({ subject: 'Upgrade', body: 'Tonight.', category: 'governance' });
+   * Queues the message for every active subscriber on one of its channels. With
+   * `options.idempotencyKey` a repeat (a retry, by the SDK or by you) gets the first answer and
+   * sends nothing more.
+   * @example const { broadcast_id, queued_count } = await herald.broadcasts.send({ subject: 'Upgrade', body: 'Tonight.', category: 'governance' }, { idempotencyKey: 'upgrade-2026-06' });
    */
-  send(params: BroadcastParams, options?: RequestOptions): Promise<BroadcastAccepted> {
-    return this.core.request({ method: 'POST', path: '/v1/broadcast', body: params }, options);
+  send(params: BroadcastParams, options?: CreateOptions): Promise<BroadcastAccepted> {
+    const { call, options: requestOptions } = createCall('/v1/broadcast', params, options);
+    return this.core.request(call, requestOptions);
   }
 
   /**

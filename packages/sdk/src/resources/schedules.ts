@@ -1,4 +1,4 @@
-import type { RequestCore, RequestOptions } from '../request.js';
+import { createCall, type CreateOptions, type RequestCore, type RequestOptions } from '../request.js';
 import type { Category, Environment, NotificationParams, Priority, SubmissionStatus } from './notifications.js';
 
 /** PENDING until a one-time schedule has run (COMPLETED or FAILED) or any schedule is cancelled. */
@@ -84,19 +84,23 @@ export class Schedules {
   constructor(private readonly core: RequestCore) {}
 
   /**
-   * Schedules one notification at a wall-clock date-time in a time zone.
+   * Schedules one notification at a wall-clock date-time in a time zone. With
+   * `options.idempotencyKey` a repeat gets the first answer and creates no second schedule.
    * @example await herald.schedules.once({ wallet, subject, body, category: 'governance', scheduledFor: '2026-06-01T09:00:00', timezone: 'America/New_York' });
    */
-  once(params: OneTimeScheduleParams, options?: RequestOptions): Promise<CreatedSchedule> {
-    return this.core.request({ method: 'POST', path: '/v1/schedule', body: params }, options);
+  once(params: OneTimeScheduleParams, options?: CreateOptions): Promise<CreatedSchedule> {
+    const { call, options: requestOptions } = createCall('/v1/schedule', params, options);
+    return this.core.request(call, requestOptions);
   }
 
   /**
-   * Schedules a notification at every occurrence of a cron expression in a time zone.
+   * Schedules a notification at every occurrence of a cron expression in a time zone. With
+   * `options.idempotencyKey` a repeat gets the first answer and creates no second schedule.
    * @example await herald.schedules.cron({ wallet, subject, body, category: 'defi', cronExpr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin' });
    */
-  cron(params: CronScheduleParams, options?: RequestOptions): Promise<CreatedSchedule> {
-    return this.core.request({ method: 'POST', path: '/v1/schedule/cron', body: params }, options);
+  cron(params: CronScheduleParams, options?: CreateOptions): Promise<CreatedSchedule> {
+    const { call, options: requestOptions } = createCall('/v1/schedule/cron', params, options);
+    return this.core.request(call, requestOptions);
   }
 
   /**
