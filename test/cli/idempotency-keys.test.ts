@@ -171,4 +171,48 @@ describe('herald sends carry an idempotency key of their own', () => {
     assert.ok(again.json().slice(0, 100).every((r: any) => r.status === 'duplicate'));
     assert.equal(await sentBy(acme), 100);
   });
+
+  it('broadcast and schedule creation carry an Idempotency-Key of their own: a lost answer is retried without creating twice', async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    await call(gw.url, acme.apiKey, 'POST', '/v1/subscriptions', { walletAddress: wallet, channels: ['email'] });
+    const broadcasts = async () => (await gw.herald.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM broadcasts WHERE protocol_id = $1', [acme.id]))[0].n;
+    const schedules = async () => (await gw.herald.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM schedules WHERE protocol_id = $1', [acme.id]))[0].n;
+    const cases = [
+      { path: '/v1/broadcast', args: ['broadcast', '--subject', 'Upgrade', '--body', 'Tonight', '--category', 'governance'], count: broadcasts, id: (json: any) => json.broadcast_id },
+      { path: '/v1/schedule/cron', args: ['schedule', 'cron', ...flags('Weekly'), '--cron', '0 9 * * MON'], count: schedules, id: (json: any) => json.id },
+      { path: '/v1/schedule', args: ['schedule', 'once', ...flags('Once'), '--at', '2030-06-01T09:00', '--timezone', 'Europe/Berlin'], count: schedules, id: (json: any) => json.id },
+    ];
+    for (const { path: endpoint, args, count, id } of cases) {
+      const before = await count();
+      const from = proxy.seen.length;
+      proxy.loseNextAnswer('POST', endpoint, 'drop');
+      const res = await herald(acme, [...args, '--json'], proxy.url);
+      assert.equal(res.code, 0, res.stderr);
+      const attempts = postsTo(endpoint, from).map((r) => r.headers['idempotency-key']);
+      assert.equal(attempts.length, 2, `${endpoint}: the first attempt and one retry`);
+      assert.match(String(attempts[0]), GENERATED);
+      assert.equal(attempts[1], attempts[0]);
+      assert.equal(await count(), before + 1, `${endpoint}: created once`);
+
+      // A given key: running the command again answers with the first result.
+      const first = await herald(acme, [...args, '--json', '--idempotency-key', `mine-${endpoint}`]);
+      const again = await herald(acme, [...args, '--json', '--idempotency-key', `mine-${endpoint}`]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(id(again.json()), id(first.json()));
+      assert.equal(await count(), before + 2);
+    }
+
+    // Every answer lost: exit 6 naming the key, and re-running with it creates nothing more.
+    const before = await broadcasts();
+    for (let i = 0; i < 3; i++) proxy.loseNextAnswer('POST', '/v1/broadcast', 'drop');
+    const lost = await herald(acme, [...cases[0].args, '--json'], proxy.url);
+    assert.equal(lost.code, 6, lost.stderr);
+    const key = lost.errorJson().error.idempotencyKey;
+    assert.match(key, GENERATED);
+    const rerun = await herald(acme, [...cases[0].args, '--json', '--idempotency-key', key]);
+    assert.equal(rerun.code, 0, rerun.stderr);
+    assert.equal(await broadcasts(), before + 1);
+    const empty = await herald(acme, [...cases[0].args, '--idempotency-key', '']);
+    assert.equal(empty.code, 2, empty.stderr);
+  });
 });

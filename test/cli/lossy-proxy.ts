@@ -12,6 +12,7 @@ export interface SeenRequest {
   method: string;
   path: string;
   body: string;
+  headers: IncomingHttpHeaders;
 }
 
 export interface LossyProxy {
@@ -44,7 +45,7 @@ export async function startLossyProxy(target: string): Promise<LossyProxy> {
     const method = request.method ?? 'GET';
     const path = request.url ?? '/';
     const body = await readBody(request);
-    seen.push({ method, path, body });
+    seen.push({ method, path, body, headers: request.headers });
     try {
       const upstream = await fetch(`${target}${path}`, { method, headers: forwardable(request.headers), body: body || undefined });
       const text = await upstream.text();

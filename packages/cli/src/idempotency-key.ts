@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { HeraldApiError, HeraldNetworkError } from '@herald/sdk';
+import { usageError } from './exit-codes.js';
 
 /**
  * A key for a send the user gave none for: `cli_` and a random UUID (40 characters; the gateway
@@ -30,3 +32,25 @@ export function retryKeyOf(error: unknown): string | undefined {
   const key = (error as Partial<KeyedFailure> | null)?.retryIdempotencyKey;
   return typeof key === 'string' ? key : undefined;
 }
+
+/** Whether a failed call may nonetheless have taken effect: no answer came, or a 5xx did. */
+export const outcomeUnknown = (error: unknown) => error instanceof HeraldNetworkError || (error instanceof HeraldApiError && error.statusCode >= 500);
+
+/**
+ * Runs a call that creates a broadcast or a schedule with the Idempotency-Key given by the user,
+ * or with one generated for this run (so the SDK's retries of a lost answer create nothing twice).
+ * When the outcome is unknown, the error carries the key to run the command again with.
+ */
+export async function createOnce<T>(givenKey: string | undefined, create: (key: string) => Promise<T>): Promise<T> {
+  if (givenKey !== undefined && givenKey.length === 0) throw usageError('--idempotency-key must not be empty');
+  const key = givenKey ?? newIdempotencyKey();
+  try {
+    return await create(key);
+  } catch (error) {
+    throw outcomeUnknown(error) ? withRetryKey(error, key) : error;
+  }
+}
+
+/** The --idempotency-key option's help for the calls that create something. */
+export const CREATE_KEY_HELP =
+  'repeating the command with the same key and message answers with the first result and creates nothing more; default: a new cli_<uuid> per run, so retries are safe';

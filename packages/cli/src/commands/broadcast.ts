@@ -1,6 +1,7 @@
 import type { Broadcast, BroadcastParams } from '@herald/sdk';
 import type { Command } from 'commander';
 import { usageError } from '../exit-codes.js';
+import { CREATE_KEY_HELP, createOnce } from '../idempotency-key.js';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, type MessageFlags } from '../message-flags.js';
 import type { Output } from '../output.js';
@@ -32,13 +33,15 @@ export function registerBroadcast(program: Command, contextOf: ContextOf): void 
     .description('send one message to every active subscriber (Growth tier and above); `broadcast status <id>` follows one');
   addMessageOptions(broadcast, ['subject', 'body', 'category', 'receipt', 'templateId', 'templateVariables'])
     .option('--from-stdin', 'read the message as a JSON object from standard input; flags override its fields')
-    .action(async (flags: MessageFlags & { fromStdin?: boolean }, command: Command) => {
+    .option('--idempotency-key <key>', CREATE_KEY_HELP)
+    .action(async (flags: MessageFlags & { fromStdin?: boolean; idempotencyKey?: string }, command: Command) => {
       const context = contextOf(command);
-      const { fromStdin, ...fields } = flags;
+      const { fromStdin, idempotencyKey, ...fields } = flags;
       const params = { ...(fromStdin ? await readStdinObject(context.io.stdin) : {}), ...messageFrom(fields) } as BroadcastParams;
       const missing = (['subject', 'body', 'category'] as const).filter((field) => params[field] === undefined);
       if (missing.length > 0) throw usageError(`Missing ${missing.map((field) => `--${field}`).join(', ')}`);
-      const accepted = await context.herald().broadcasts.send(params);
+      const herald = context.herald();
+      const accepted = await createOnce(idempotencyKey, (key) => herald.broadcasts.send(params, { idempotencyKey: key }));
       const { out } = context;
       out.result(accepted, () => {
         out.line(out.style.green(`Broadcast ${accepted.broadcast_id}: ${accepted.queued_count} of ${accepted.total_subscribers} subscribers queued`));

@@ -1,8 +1,8 @@
-import { HeraldApiError, HeraldNetworkError, HeraldWaitTimeoutError, type Herald, type Notification, type NotificationParams, type Submission } from '@herald/sdk';
+import { HeraldWaitTimeoutError, type Herald, type Notification, type NotificationParams, type Submission } from '@herald/sdk';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
-import { newIdempotencyKey, withRetryKey } from '../idempotency-key.js';
+import { newIdempotencyKey, outcomeUnknown, withRetryKey } from '../idempotency-key.js';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
 import { parseDuration } from '../parse-options.js';
@@ -18,9 +18,6 @@ interface SendFlags extends MessageFlags {
 
 const DEFAULT_WAIT_MS = 60_000;
 const POLL_MS = 500;
-
-/** Whether a failed send may nonetheless have been stored: no answer came, or a 5xx did. */
-const outcomeUnknown = (error: unknown) => error instanceof HeraldNetworkError || (error instanceof HeraldApiError && error.statusCode >= 500);
 
 /** The notification to send, always with an idempotency key: the user's, or one generated here. */
 async function notificationFrom(context: Context, flags: SendFlags): Promise<{ params: NotificationParams; generatedKey: boolean }> {

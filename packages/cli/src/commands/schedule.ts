@@ -2,6 +2,7 @@ import type { CreatedSchedule, CronScheduleParams, OneTimeScheduleParams, Schedu
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { usageError } from '../exit-codes.js';
+import { CREATE_KEY_HELP, createOnce } from '../idempotency-key.js';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
 import { integerIn } from '../parse-options.js';
@@ -11,6 +12,7 @@ import type { ContextOf } from './admin.js';
 interface ScheduleFlags extends MessageFlags {
   timezone?: string;
   fromStdin?: boolean;
+  idempotencyKey?: string;
 }
 
 /**
@@ -18,9 +20,9 @@ interface ScheduleFlags extends MessageFlags {
  * checked locally like a send; `field` (scheduledFor or cronExpr) comes from its flag or stdin.
  */
 async function scheduleBody(context: Context, flags: ScheduleFlags, field: 'scheduledFor' | 'cronExpr', flagValue: string | undefined, flagName: string) {
-  const { timezone, fromStdin, ...message } = flags;
+  const { timezone, fromStdin, idempotencyKey: _creationKey, ...message } = flags;
   const { scheduledFor, cronExpr, timezone: stdinZone, ...notification } = fromStdin ? await readStdinObject(context.io.stdin) : {};
-  if (notification.idempotencyKey !== undefined) throw usageError('A schedule takes no idempotencyKey: each run gets its own');
+  if (notification.idempotencyKey !== undefined) throw usageError('A schedule takes no idempotencyKey: each run gets its own (--idempotency-key makes creating the schedule safe to repeat)');
   const checked = requireValidNotification({ ...notification, ...messageFrom(message) });
   const when = flagValue ?? (field === 'scheduledFor' ? scheduledFor : cronExpr);
   if (typeof when !== 'string') throw usageError(`${field} is required (${flagName})`);
@@ -61,7 +63,8 @@ function showSchedule(out: Output, schedule: Schedule): void {
 function addScheduleOptions(command: Command): Command {
   return addMessageOptions(command)
     .option('--timezone <zone>', 'IANA time zone the wall clock is read in, e.g. America/New_York (default UTC)')
-    .option('--from-stdin', 'read the notification as a JSON object from standard input; flags override its fields');
+    .option('--from-stdin', 'read the notification as a JSON object from standard input; flags override its fields')
+    .option('--idempotency-key <key>', CREATE_KEY_HELP);
 }
 
 /** `herald schedule once | cron | list | get | cancel`. */
@@ -74,7 +77,8 @@ export function registerSchedule(program: Command, contextOf: ContextOf): void {
       const context = contextOf(command);
       const { at, ...rest } = flags;
       const params = await scheduleBody(context, rest, 'scheduledFor', at, '--at');
-      const created = await context.herald().schedules.once(params as OneTimeScheduleParams);
+      const herald = context.herald();
+      const created = await createOnce(flags.idempotencyKey, (key) => herald.schedules.once(params as OneTimeScheduleParams, { idempotencyKey: key }));
       context.out.result(created, () => showCreated(context.out, created));
     });
 
@@ -84,7 +88,8 @@ export function registerSchedule(program: Command, contextOf: ContextOf): void {
       const context = contextOf(command);
       const { cron, ...rest } = flags;
       const params = await scheduleBody(context, rest, 'cronExpr', cron, '--cron');
-      const created = await context.herald().schedules.cron(params as CronScheduleParams);
+      const herald = context.herald();
+      const created = await createOnce(flags.idempotencyKey, (key) => herald.schedules.cron(params as CronScheduleParams, { idempotencyKey: key }));
       context.out.result(created, () => showCreated(context.out, created));
     });
 
