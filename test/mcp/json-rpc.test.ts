@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { atNextSecond, startGateway, waitFor, type TestGateway } from '../support/gateway.js';
 import { writeFixture } from './fixture.js';
@@ -136,6 +137,25 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     isJsonRpcError(byId[11], -32602, 11);
   });
 
+  it('answers every member of a batch in order: an initialize among them, and members sharing an id', async () => {
+    const res = await post([
+      INITIALIZE,
+      { jsonrpc: '2.0', id: 'a', method: 'ping' },
+      { jsonrpc: '2.0', id: 'a', method: 'tools/list' },
+      { foo: 1 },
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+    ]);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.length, 5, JSON.stringify(res.body));
+    assert.equal(res.body[0].id, 1);
+    assert.equal(res.body[0].result.protocolVersion, '2024-11-05');
+    assert.deepEqual(res.body[1], { jsonrpc: '2.0', id: 'a', result: {} });
+    assert.equal(res.body[2].id, 'a');
+    assert.equal(res.body[2].result.tools.length, 4);
+    isJsonRpcError(res.body[3], -32600);
+    assert.deepEqual(res.body[4], { jsonrpc: '2.0', id: 1, result: {} });
+  });
+
   it("answers each invalid member of a batch -32600 beside the valid members' answers", async () => {
     const res = await post([
       { jsonrpc: '2.0', id: 20, method: 'ping' },
@@ -254,6 +274,33 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     const big = await post({ ...INITIALIZE, params: { ...INITIALIZE.params, clientInfo: { name: 'x'.repeat(5000), version: '1' } } });
     assert.equal(big.status, 413);
     isJsonRpcError(big.body, -32000);
+  });
+
+  it('refuses a compressed body (415), as the REST API does, instead of reading it as JSON', async () => {
+    const zipped = await fetch(`${gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify(INITIALIZE)),
+    });
+    assert.equal(zipped.status, 415);
+    const body = await zipped.json();
+    isJsonRpcError(body, -32000);
+    assert.equal(body.error.message, 'Unsupported Media Type: Content-Encoding "gzip" is not supported; send the JSON body uncompressed');
+    // Declared but not applied: refused all the same, whatever the body holds.
+    const declared = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'content-encoding': 'br' });
+    assert.equal(declared.status, 415);
+    assert.equal((await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'content-encoding': 'identity' })).status, 200);
+  });
+
+  it('refuses an MCP-Protocol-Version header it does not speak with -32000 (400)', async () => {
+    const res = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-protocol-version': '1999-01-01' });
+    assert.equal(res.status, 400);
+    isJsonRpcError(res.body, -32000);
+    assert.match(res.body.error.message, /1999-01-01/);
+    const batch = await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }], { 'mcp-protocol-version': '1999-01-01' });
+    assert.equal(batch.status, 400);
+    isJsonRpcError(batch.body, -32000);
+    assert.equal((await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-protocol-version': '2025-03-26' })).status, 200);
   });
 
   it('a client that does not accept JSON is refused (406), with a message that asks for JSON alone', async () => {

@@ -42,13 +42,13 @@ describe('readJsonRpcBody', () => {
 
   it("judges a batch's members one by one: the valid ones are served, each invalid one answered -32600", () => {
     const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
-    assert.deepEqual(readJsonRpcBody(JSON.stringify([ping, { id: 2 }, 7])), {
-      message: [ping],
-      batch: true,
-      invalid: [
-        { jsonrpc: '2.0', id: 2, error: { code: -32600, message: (readJsonRpcBody('{"id":2}') as { error: { error: { message: string } } }).error.error.message } },
-        { jsonrpc: '2.0', id: null, error: { code: -32600, message: (readJsonRpcBody('7') as { error: { error: { message: string } } }).error.error.message } },
+    assert.deepEqual(readJsonRpcBody(JSON.stringify([{ id: 2 }, ping, 7])), {
+      members: [
+        { invalid: { jsonrpc: '2.0', id: 2, error: { code: -32600, message: (readJsonRpcBody('{"id":2}') as { error: { error: { message: string } } }).error.error.message } } },
+        { message: ping },
+        { invalid: { jsonrpc: '2.0', id: null, error: { code: -32600, message: (readJsonRpcBody('7') as { error: { error: { message: string } } }).error.error.message } } },
       ],
+      batch: true,
     });
     const allInvalid = readJsonRpcBody(JSON.stringify([1, { foo: 1 }]));
     assert.ok('error' in allInvalid && Array.isArray(allInvalid.error));
@@ -58,8 +58,8 @@ describe('readJsonRpcBody', () => {
   it('passes requests, notifications and batches through', () => {
     const request = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
     const notification = { jsonrpc: '2.0', method: 'notifications/initialized' };
-    assert.deepEqual(readJsonRpcBody(JSON.stringify(request)), { message: request, batch: false, invalid: [] });
-    assert.deepEqual(readJsonRpcBody(JSON.stringify(notification)), { message: notification, batch: false, invalid: [] });
-    assert.deepEqual(readJsonRpcBody(JSON.stringify([request, notification])), { message: [request, notification], batch: true, invalid: [] });
+    assert.deepEqual(readJsonRpcBody(JSON.stringify(request)), { members: [{ message: request }], batch: false });
+    assert.deepEqual(readJsonRpcBody(JSON.stringify(notification)), { members: [{ message: notification }], batch: false });
+    assert.deepEqual(readJsonRpcBody(JSON.stringify([request, notification])), { members: [{ message: request }, { message: notification }], batch: true });
   });
 });

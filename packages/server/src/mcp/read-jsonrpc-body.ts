@@ -22,23 +22,24 @@ function idOf(message: unknown): string | number | null {
 }
 
 const NOT_A_MESSAGE =
-  'Invalid Request: expected a JSON-RPC 2.0 message ({"jsonrpc": "2.0", "method": string, "params"?: object, "id"?: string | number})';
+  'Invalid Request: expected a JSON-RPC 2.0 message ({"jsonrpc": "2.0", "method": string, "params"?: object, "id"?: string | integer})';
 
-/** What a request body holds: the valid messages to serve, and an error for each invalid member of a batch. */
+/** A member of a request body: a JSON-RPC message to serve, or the -32600 error of a batch member that is not one. */
+export type JsonRpcMember = { message: unknown } | { invalid: JsonRpcErrorBody };
+
+/** What a request body holds. */
 export interface JsonRpcBody {
-  /** The body's message, or its valid members when it is a batch. */
-  message: unknown;
+  /** The body's message, or a batch's members in order. */
+  members: JsonRpcMember[];
   /** Whether the body is a batch (a JSON array), whose answer is then an array too. */
   batch: boolean;
-  /** -32600 for each member of a batch that is not a JSON-RPC message, in order. */
-  invalid: JsonRpcErrorBody[];
 }
 
 /**
  * The JSON-RPC message (or batch) in a request body, or the error to answer. Parsing is ours, not
  * the SDK's: it reports a well-formed JSON value that is not a JSON-RPC message as a parse error
  * (-32700), where JSON-RPC 2.0 says invalid request (-32600). A batch is judged member by member
- * (JSON-RPC 2.0 §6): its invalid members are answered -32600 beside the others' answers, and a
+ * (JSON-RPC 2.0 §6): its invalid members are answered -32600 among the others' answers, and a
  * batch of nothing but invalid members is answered with their errors alone (400).
  */
 export function readJsonRpcBody(raw: string | undefined): JsonRpcBody | { error: JsonRpcErrorBody | JsonRpcErrorBody[] } {
@@ -49,14 +50,9 @@ export function readJsonRpcBody(raw: string | undefined): JsonRpcBody | { error:
     return { error: jsonRpcError(PARSE_ERROR, `Parse error: ${raw ? (error as Error).message : 'the body is empty'}`) };
   }
   const isMessage = (message: unknown) => JSONRPCMessageSchema.safeParse(message).success;
-  if (!Array.isArray(value)) return isMessage(value) ? { message: value, batch: false, invalid: [] } : { error: jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(value)) };
+  if (!Array.isArray(value)) return isMessage(value) ? { members: [{ message: value }], batch: false } : { error: jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(value)) };
   if (value.length === 0) return { error: jsonRpcError(INVALID_REQUEST, 'Invalid Request: empty batch') };
-  const valid: unknown[] = [];
-  const invalid: JsonRpcErrorBody[] = [];
-  for (const member of value) {
-    if (isMessage(member)) valid.push(member);
-    else invalid.push(jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(member)));
-  }
-  if (valid.length === 0) return { error: invalid };
-  return { message: valid, batch: true, invalid };
+  const members = value.map((member): JsonRpcMember => (isMessage(member) ? { message: member } : { invalid: jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(member)) }));
+  if (members.every((member) => 'invalid' in member)) return { error: members.map((member) => (member as { invalid: JsonRpcErrorBody }).invalid) };
+  return { members, batch: true };
 }

@@ -31,17 +31,6 @@ function transportRequest(request: FastifyRequest): Request {
   return new Request('http://localhost/mcp', { method: 'POST', headers });
 }
 
-/** The transport's answer with the batch's invalid members' errors beside it; a batch is answered with an array. */
-async function withInvalidMembers(response: Response, body: JsonRpcBody): Promise<{ status: number; payload: string | undefined }> {
-  const text = await response.text();
-  if (!body.batch || response.status >= 400) return { status: response.status, payload: text || undefined };
-  const answers: unknown[] = text ? [JSON.parse(text)].flat() : [];
-  answers.push(...body.invalid);
-  // Only notifications, all valid: nothing to answer (202), as for a lone notification.
-  if (answers.length === 0) return { status: response.status, payload: undefined };
-  return { status: 200, payload: JSON.stringify(answers) };
-}
-
 /**
  * A batch's members count against the client's limit one by one, as requests of their own (the
  * guard has counted the first): otherwise one request of a few kilobytes, fifty tools/call of the
@@ -55,26 +44,60 @@ async function chargeBatch(deps: Pick<Deps, 'limiter' | 'config'>, request: Fast
   }
 }
 
+/**
+ * One JSON-RPC message served by a fresh stateless transport and server: its HTTP status and its
+ * answer's text (none for a notification).
+ */
+async function serveOne(tools: HeraldTool[], request: FastifyRequest, message: unknown): Promise<{ status: number; text: string }> {
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const server = await connectMcpServer(tools, transport);
+  try {
+    const response = await transport.handleRequest(transportRequest(request), { parsedBody: message });
+    return { status: response.status, text: await response.text() };
+  } finally {
+    await transport.close();
+    await server.close();
+  }
+}
+
+/**
+ * Serves a body's messages one at a time, so each member of a batch is judged on its own
+ * (JSON-RPC 2.0 §6): members sharing an id each get their answer, and an `initialize` is served
+ * like any other member. A lone message is answered as the transport answers it. In a batch, the
+ * answers keep the members' order, invalid members' -32600 errors among them; a refusal of the
+ * HTTP request itself (a header the transport refuses, such as an unsupported MCP-Protocol-Version)
+ * answers the whole request, as it would any member.
+ */
+async function answerMembers(tools: HeraldTool[], request: FastifyRequest, body: JsonRpcBody): Promise<{ status: number; payload: string | undefined }> {
+  const answers: unknown[] = [];
+  for (const member of body.members) {
+    if ('invalid' in member) {
+      answers.push(member.invalid);
+      continue;
+    }
+    const { status, text } = await serveOne(tools, request, member.message);
+    if (!body.batch || status >= 400) return { status, payload: text || undefined };
+    if (text) answers.push(JSON.parse(text));
+  }
+  // Only notifications, all valid: nothing to answer (202), as for a lone notification.
+  if (answers.length === 0) return { status: 202, payload: undefined };
+  return { status: 200, payload: JSON.stringify(answers) };
+}
+
 async function answerMcp(deps: Deps, tools: HeraldTool[], request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const log = deps.log;
   const body = readJsonRpcBody(request.body as string | undefined);
   if ('error' in body) return reply.code(400).send(body.error);
-  if (body.batch) await chargeBatch(deps, request, reply, (body.message as unknown[]).length + body.invalid.length);
+  if (body.batch) await chargeBatch(deps, request, reply, body.members.length);
   if (!acceptsJson(request.headers.accept)) return reply.code(406).send(NOT_ACCEPTABLE);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  const server = await connectMcpServer(tools, transport);
   try {
-    const response = await transport.handleRequest(transportRequest(request), { parsedBody: body.message });
-    const { status, payload } = await withInvalidMembers(response, body);
+    const { status, payload } = await answerMembers(tools, request, body);
     reply.code(status);
     if (payload === undefined) return reply.send();
     return reply.type('application/json; charset=utf-8').send(payload);
   } catch (error) {
     log.error({ err: error, reqId: request.id }, 'MCP request failed');
     return reply.code(500).send(jsonRpcError(INTERNAL_ERROR, `Internal error (request ${request.id})`));
-  } finally {
-    await transport.close();
-    await server.close();
   }
 }
 
@@ -106,7 +129,14 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
   await app.register(async (scope) => {
     // The body reaches the handler as text, so a malformed one is answered -32700 by this endpoint.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      // A compressed body would be read as if it were JSON text: refused (415), as on every route.
+      const encoding = request.headers['content-encoding'];
+      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+        return done(new ApiError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Media Type: Content-Encoding "${encoding}" is not supported; send the JSON body uncompressed`), undefined);
+      }
+      done(null, body);
+    });
     installJsonRpcErrorHandler(scope, deps.log);
 
     scope.post(
@@ -117,7 +147,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
           tags: ['mcp'],
           summary: 'MCP documentation endpoint (JSON-RPC 2.0 over Streamable HTTP)',
           description:
-            'Stateless MCP server answering JSON. Methods: initialize, tools/list, tools/call. Tools: get_herald_context, search_herald_docs {query, maxResults}, get_integration_example {pattern}, get_doc_page {slug}. No authentication; Content-Type: application/json is enough (no Accept header needed).',
+            'Stateless MCP server answering JSON. Methods: initialize, ping, tools/list, tools/call (and notifications such as notifications/initialized, answered 202). Tools: get_herald_context, search_herald_docs {query, maxResults}, get_integration_example {pattern}, get_doc_page {slug}. No authentication; Content-Type: application/json is enough (no Accept header needed).',
         },
       },
       (request, reply) => answerMcp(deps, tools, request, reply),
