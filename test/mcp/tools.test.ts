@@ -158,8 +158,8 @@ describe('MCP tools through the SDK client', () => {
   it('answers bad arguments and unknown tools with JSON-RPC -32602', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['search_herald_docs', {}, /query/],
-      ['search_herald_docs', { query: '' }, /query/],
-      ['search_herald_docs', { query: '   ' }, /query/],
+      ['search_herald_docs', { query: '' }, /query: must hold at least one word, not only spaces/],
+      ['search_herald_docs', { query: '   ' }, /query: must hold at least one word, not only spaces/],
       ['search_herald_docs', { query: 42 }, /query/],
       ['search_herald_docs', { query: 'x', maxResults: 0 }, /maxResults/],
       ['search_herald_docs', { query: 'x', maxResults: 21 }, /maxResults/],

@@ -128,8 +128,13 @@ describe('GET /openapi.json', () => {
   });
 
   it('documents the MCP endpoint but not the internal pages', () => {
-    assert.ok(doc.paths['/mcp'].post);
+    const mcp = doc.paths['/mcp'].post;
+    assert.ok(mcp);
     assert.equal(doc.paths['/mcp'].get, undefined);
+    // What it takes and answers, though the route reads its body as text itself.
+    assert.deepEqual(mcp.requestBody.content['application/json'].schema.oneOf.map((s: any) => s.type), ['object', 'array']);
+    assert.deepEqual(Object.keys(mcp.responses).sort(), ['200', '202', '400', '406', '413', '415', '429', '500']);
+    assert.match(mcp.description, /initialize, ping, tools\/list, tools\/call/);
     for (const hidden of ['/openapi.json', '/docs']) assert.equal(doc.paths[hidden], undefined, hidden);
   });
 });

@@ -53,7 +53,7 @@ export function buildHeraldTools(library: DocsLibrary, openapi: () => { paths?: 
       description:
         'Ranked full-text search of the documentation (prefix and typo tolerant). Answers a JSON array of {slug, title, snippet, score}, best first; read a whole page with get_doc_page.',
       input: z.strictObject({
-        query: z.string().trim().min(1).max(500).describe('Words to look for, e.g. "webhook signature"'),
+        query: z.string().trim().min(1, 'must hold at least one word, not only spaces').max(500).describe('Words to look for, e.g. "webhook signature"'),
         maxResults: z.number().int().min(1).max(20).default(5).describe('How many pages to answer, 1 to 20 (default 5)'),
       }),
       run: ({ query, maxResults }) => text(JSON.stringify(search(query, maxResults))),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseDocPage } from './parse-doc-page.js';
-import { buildDocsSearch, snippetAround } from './search-docs.js';
+import { buildDocsSearch, searchTerm, snippetAround } from './search-docs.js';
 
 const pages = [
   parseDocPage(
@@ -44,6 +44,13 @@ describe('buildDocsSearch', () => {
     assert.equal(search('idempot', 5)[0]?.slug, 'idempotency');
     assert.equal(search('signture', 5)[0]?.slug, 'webhooks');
     assert.equal(search('webhoks', 5)[0]?.slug, 'webhooks');
+    // One edit from the singular, two from the plural the title uses: found all the same.
+    assert.equal(search('webhok', 5)[0]?.slug, 'webhooks');
+    assert.equal(search('WEBHOOK', 5)[0]?.slug, 'webhooks');
+  });
+
+  it('indexes and searches words without a plural s, but keeps ss', () => {
+    assert.deepEqual(['Webhooks', 'receipts', 'status', 'address', 'has', 'API'].map(searchTerm), ['webhook', 'receipt', 'statu', 'address', 'has', 'api']);
   });
 
   it('cuts the answer at maxResults', () => {

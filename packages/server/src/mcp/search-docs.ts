@@ -94,6 +94,15 @@ export function snippetAround(text: string, terms: string[], query = ''): string
 }
 
 /**
+ * A word as indexed and searched: lower case, and a plural's final `s` dropped (not `ss`), so a
+ * typo in "webhooks" or "receipts" is one edit from the word the pages use in both numbers.
+ */
+export function searchTerm(term: string): string {
+  const lower = term.toLowerCase();
+  return lower.length > 3 && lower.endsWith('s') && !lower.endsWith('ss') ? lower.slice(0, -1) : lower;
+}
+
+/**
  * Indexes every section of every page once. Titles weigh most, then headings, then text; terms
  * match by prefix and with a little fuzziness, so "webhok" and "idempot" still find their pages.
  * A page appears once in the results, scored by its best section.
@@ -102,6 +111,7 @@ export function buildDocsSearch(pages: DocPage[]): SearchDocs {
   const index = new MiniSearch<SectionDocument>({
     fields: ['title', 'heading', 'text'],
     storeFields: ['slug', 'title', 'text'],
+    processTerm: searchTerm,
     searchOptions: { boost: { title: 3, heading: 2 }, prefix: true, fuzzy: 0.2 },
   });
   let id = 0;

@@ -10,11 +10,53 @@ const SECURITY: Record<Access, Record<string, string[]>[] | undefined> = {
   public: [],
 };
 
+const JSON_RPC_ID = { type: ['string', 'integer', 'null'] };
+const JSON_RPC_MESSAGE = {
+  type: 'object',
+  required: ['jsonrpc', 'method'],
+  properties: { jsonrpc: { const: '2.0' }, id: { type: ['string', 'integer'] }, method: { type: 'string' }, params: { type: 'object' } },
+  description: 'A request (with id) or a notification (without)',
+};
+const JSON_RPC_ANSWER = {
+  type: 'object',
+  required: ['jsonrpc', 'id'],
+  properties: {
+    jsonrpc: { const: '2.0' },
+    id: JSON_RPC_ID,
+    result: { type: 'object' },
+    error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'integer' }, message: { type: 'string' } } },
+  },
+};
+const jsonRpcRefusal = (description: string) => ({ description, content: { 'application/json': { schema: JSON_RPC_ANSWER } } });
+
+/**
+ * What POST /mcp takes and answers, for the document only: the route reads its body as text
+ * itself (a malformed one is a JSON-RPC parse error, not a validation error), so it declares no
+ * body schema that Fastify would validate.
+ */
+const MCP_DOCUMENTATION = {
+  body: { oneOf: [JSON_RPC_MESSAGE, { type: 'array', minItems: 1, items: JSON_RPC_MESSAGE }] },
+  response: {
+    200: {
+      description: "The request's JSON-RPC response; for a batch, an array of responses in the batch's order",
+      content: { 'application/json': { schema: { oneOf: [JSON_RPC_ANSWER, { type: 'array', items: JSON_RPC_ANSWER }] } } },
+    },
+    202: { description: 'Only notifications were sent: nothing to answer', type: 'null' },
+    400: jsonRpcRefusal('-32700 for a body that is not JSON, -32600 for JSON that is not JSON-RPC 2.0, -32000 for an MCP-Protocol-Version this server does not speak'),
+    406: jsonRpcRefusal('-32000: the Accept header excludes application/json'),
+    413: jsonRpcRefusal('-32000: the body is over HERALD_BODY_LIMIT'),
+    415: jsonRpcRefusal('-32000: Content-Type is not application/json, or the body is compressed'),
+    429: jsonRpcRefusal('-32000: over the per-client-IP rate limit (see Retry-After)'),
+    500: jsonRpcRefusal('-32603: a failure on the server; the message names the request id'),
+  },
+};
+
 /** Says on each operation what the guard asks of it (see http/guard.ts). */
 const securityByAccess: SwaggerTransform = ({ schema, url, route }) => {
   if (!schema || (schema as { hide?: boolean }).hide) return { schema, url };
   const security = SECURITY[routeAccess({ url, config: route.config })];
-  return { schema: security ? { ...schema, security } : schema, url };
+  const documented = url === '/mcp' && route.method === 'POST' ? { ...schema, ...MCP_DOCUMENTATION } : schema;
+  return { schema: security ? { ...documented, security } : documented, url };
 };
 
 const RATE_HEADERS = {
