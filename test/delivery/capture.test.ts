@@ -137,5 +137,19 @@ describe('delivery through the capture provider, engagement links', () => {
     assert.equal((await call(gw.url, rival.apiKey, 'POST', '/v1/notify', { wallet: w, subject: 's', body: 'b', category: 'defi' })).body.status, 'queued');
     const bad = await fetch(`${gw.url}/unsubscribe/forged.token`, { method: 'POST' });
     assert.equal(bad.status, 404);
+    assert.equal((await bad.json()).code, 'NOT_FOUND');
+
+    // A broken link: a page for a browser, the error body for any other client.
+    const browser = await fetch(`${gw.url}/unsubscribe/forged.token`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    assert.equal(browser.status, 404);
+    assert.equal(browser.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.match(await browser.text(), /This unsubscribe link is not valid/);
+    for (const path of ['/unsubscribe/forged.token', '/unsubscribe/']) {
+      const res = await call(gw.url, undefined, 'GET', path);
+      assert.equal(res.status, 404, path);
+      assert.ok(isErrorBody(res.body), JSON.stringify(res.body));
+      assert.equal(res.body.code, 'NOT_FOUND');
+    }
+    assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
   });
 });

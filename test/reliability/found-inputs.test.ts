@@ -61,8 +61,10 @@ describe('inputs the fuzzer found', () => {
     const bulk = await call(gw.url, protocol.apiKey, 'POST', '/v1/notify/bulk', { notifications: [note, { ...note, subject: '\u0000' }] });
     assert.equal((bulk.body as { message: string }).message, 'notifications[1].subject must not contain the NUL character (\\u0000)');
     assertRefused(await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', { name: 'a\u0000', tier: 1 }), 400, 'VALIDATION_ERROR');
-    for (const path of ['/v1/notifications/%00', '/v1/schedule/abc%00', '/v1/requests?endpoint=%00']) {
-      assertRefused(await call(gw.url, protocol.apiKey, 'GET', path), 400, 'VALIDATION_ERROR');
+    for (const [path, field] of [['/v1/notifications/%00', 'id'], ['/v1/schedule/abc%00', 'id'], ['/v1/requests?endpoint=%00', 'endpoint'], ['/v1/templates/email/tmpl_%00', 'id']]) {
+      const res = await call(gw.url, protocol.apiKey, 'GET', path);
+      assertRefused(res, 400, 'VALIDATION_ERROR');
+      assert.equal((res.body as { message: string }).message, `${field} must not contain the NUL character (\\u0000)`, path);
     }
   });
 

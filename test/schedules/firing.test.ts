@@ -109,6 +109,23 @@ describe('firing schedules', () => {
     assert.equal(events.length, 1);
   });
 
+  it('records a run refused by the send path with the field named as a send names it', async () => {
+    const template = await call(gw.url, acme.apiKey, 'POST', '/v1/templates/email', {
+      name: 'Digest', category: 'governance', subjectTemplate: 'Digest {{a}}', htmlSource: '<p>{{a}}</p>', textSource: '{{a}}',
+    });
+    assert.equal(template.status, 201, JSON.stringify(template.body));
+    const every = await createCron(gw, acme.apiKey, wallet, '*/5 * * * *', { templateId: template.body.templateId, templateVariables: { a: '1' } });
+    // A new version needs a variable the schedule does not have.
+    const updated = await call(gw.url, acme.apiKey, 'PUT', `/v1/templates/email/${template.body.templateId}`, { htmlSource: '<p>{{a}} {{b}}</p>' });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    gw.setClock(every.nextRunAt);
+    await gw.fireAll();
+    const recurring = await view(acme.id, every.id);
+    assert.equal(recurring.runs[0].outcome, 'failed');
+    assert.match(recurring.runs[0].error!, /^VALIDATION_ERROR: templateVariables has no value for "b"/);
+    assert.equal(recurring.status, 'PENDING');
+  });
+
   it('sends as many of a group as the quota allows', async () => {
     const dev = await gw.createProtocol({ tier: 0 });
     const at = soon();

@@ -13,6 +13,7 @@ const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 const TokenParams = Type.Object({ token: Type.String({ maxLength: 4096 }) });
 const tags = ['engagement'];
 const pub = { access: 'public' as const };
+const HTML = 'text/html; charset=utf-8';
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -55,10 +56,15 @@ export function engagementRoutes(app: FastifyInstance, deps: Deps): void {
     { config: pub, schema: { tags, summary: 'Unsubscribe confirmation page', params: TokenParams, hide: true } },
     async (request, reply) => {
       const claim = links.verify('unsubscribe', request.params.token);
-      if (!claim) return reply.code(404).type('text/html').send(page('Link not valid', '<p>This unsubscribe link is not valid.</p>'));
+      if (!claim) {
+        // A person who opened a broken link in a browser reads a page; any other client gets the
+        // error body every error has.
+        if (!/\btext\/html\b/i.test(request.headers.accept ?? '')) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
+        return reply.code(404).type(HTML).send(page('Link not valid', '<p>This unsubscribe link is not valid.</p>'));
+      }
       const action = `${deps.config.publicUrl}/unsubscribe/${encodeURIComponent(request.params.token)}`;
       return reply
-        .type('text/html')
+        .type(HTML)
         .send(
           page(
             'Unsubscribe',
@@ -87,7 +93,7 @@ export function engagementRoutes(app: FastifyInstance, deps: Deps): void {
           return row;
         });
         if (!engaged) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
-        return reply.type('text/html').send(page('Unsubscribed', '<p>You will not receive these notifications any more.</p>'));
+        return reply.type(HTML).send(page('Unsubscribed', '<p>You will not receive these notifications any more.</p>'));
       },
     );
   });

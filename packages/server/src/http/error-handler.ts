@@ -18,6 +18,15 @@ const FRAMEWORK_MESSAGES: Record<string, string> = {
  * The one error handler: every failure leaves as `{statusCode, error, message, code}`. Server
  * faults are logged with the request id the answer names. `notFoundHook` guards unknown routes.
  */
+/** The first path or query parameter holding a NUL character, if any. */
+function fieldWithNul(values: unknown): string | undefined {
+  if (!values || typeof values !== 'object') return undefined;
+  for (const [name, value] of Object.entries(values)) {
+    if ((Array.isArray(value) ? value : [value]).some((one) => typeof one === 'string' && one.includes('\0'))) return name;
+  }
+  return undefined;
+}
+
 export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundHook: onRequestHookHandler): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) {
@@ -36,7 +45,10 @@ export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundH
       return reply.code(status).send(errorBody(status, codeForStatus(status), message));
     }
     if (isUnstorableText(error)) {
-      return reply.code(400).send(errorBody(400, 'VALIDATION_ERROR', 'Text must not contain the NUL character (\\u0000)'));
+      // Bodies are checked as they are parsed (parse-json-body.ts); a path or query value reaches
+      // the database, which refuses it: named here, from the request, at no cost to other requests.
+      const field = fieldWithNul(request.params) ?? fieldWithNul(request.query);
+      return reply.code(400).send(errorBody(400, 'VALIDATION_ERROR', `${field ?? 'Text'} must not contain the NUL character (\\u0000)`));
     }
     if (isDatabaseUnavailable(error)) {
       log.error({ err: error, reqId: request.id }, 'database unavailable');

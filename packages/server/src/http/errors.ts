@@ -107,3 +107,12 @@ export function codeForStatus(statusCode: number): ErrorCode {
       return statusCode >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR';
   }
 }
+
+/**
+ * 405 for a fixed path that a parameter route of another method also matches: `GET
+ * /v1/schedule/cron` reaches `GET /v1/schedule/:id`, but the path is the cron route's, which
+ * answers POST only. The same answer the not-found handler gives a known path with the wrong method.
+ */
+export function methodNotAllowed(method: string, path: string, allowed: string[]): ApiError {
+  return new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; it answers ${allowed.join(', ')}`, { allow: allowed.join(', ') });
+}

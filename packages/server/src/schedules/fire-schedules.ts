@@ -70,7 +70,15 @@ function notificationFor({ row, occurrence }: Plan): NotifyInput {
   };
 }
 
-const refusal = (error: ApiError): Result => ({ error: `${error.code}: ${error.message}`, quota: error.code === 'INSUFFICIENT_QUOTA' });
+/**
+ * A run's refusal, as recorded. A run is sent as a bulk call of one item (so an unregistered wallet
+ * is an outcome, not an error), whose messages name the field `notifications[0].…`; a schedule has
+ * no such array, so the field is named as a send or the schedule's creation names it.
+ */
+const refusal = (error: ApiError): Result => ({
+  error: `${error.code}: ${error.message.replaceAll('notifications[0].', '')}`,
+  quota: error.code === 'INSUFFICIENT_QUOTA',
+});
 
 /**
  * Sends the group's notifications through the normal send path. One bulk call serves the whole

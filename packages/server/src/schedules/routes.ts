@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
 import { creationKey, IdempotencyKeyHeaders, REPLAYED_HEADER } from '../http/creation-keys.js';
+import { methodNotAllowed } from '../http/errors.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
 import { cancelSchedule } from './cancel-schedule.js';
 import { createCronSchedule, createOneTimeSchedule } from './create-schedule.js';
@@ -75,10 +76,13 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
         tags,
         summary: 'One schedule with its most recent runs',
         params: ScheduleParams,
-        response: { 200: ScheduleRecord, ...errorResponses(401, 404, 429) },
+        response: { 200: ScheduleRecord, ...errorResponses(401, 404, 405, 429) },
       },
     },
-    async (request) => scheduleRecord(deps, request.auth!.protocol.id, request.params.id),
+    async (request) => {
+      if (request.params.id === 'cron') throw methodNotAllowed(request.method, '/v1/schedule/cron', ['POST']);
+      return scheduleRecord(deps, request.auth!.protocol.id, request.params.id);
+    },
   );
 
   api.delete(
@@ -88,9 +92,12 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
         tags,
         summary: 'Cancel a schedule; cancelled is false when it had already ended or been cancelled',
         params: ScheduleParams,
-        response: { 200: Type.Object({ cancelled: Type.Boolean() }), ...errorResponses(401, 404, 429) },
+        response: { 200: Type.Object({ cancelled: Type.Boolean() }), ...errorResponses(401, 404, 405, 429) },
       },
     },
-    async (request) => cancelSchedule(deps, request.auth!.protocol.id, request.params.id),
+    async (request) => {
+      if (request.params.id === 'cron') throw methodNotAllowed(request.method, '/v1/schedule/cron', ['POST']);
+      return cancelSchedule(deps, request.auth!.protocol.id, request.params.id);
+    },
   );
 }
