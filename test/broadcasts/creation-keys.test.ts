@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { periodOf } from '../../packages/server/src/limits/quota.js';
 import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
@@ -29,6 +30,22 @@ describe('Idempotency-Key on the calls that create a broadcast or a schedule', (
   const broadcastsOf = (protocol: TestProtocol) => count('SELECT count(*)::int AS n FROM broadcasts WHERE protocol_id = $1', [protocol.id]);
   const schedulesOf = (protocol: TestProtocol) => count('SELECT count(*)::int AS n FROM schedules WHERE protocol_id = $1', [protocol.id]);
   const notificationsOf = (protocol: TestProtocol) => count('SELECT count(*)::int AS n FROM notifications WHERE protocol_id = $1', [protocol.id]);
+
+  /** POST with node:http, which sends header values as given (repeated, or raw bytes). */
+  const rawPost = (path: string, body: unknown, headers: Record<string, string | string[]>) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const req = request(`${gw.url}${path}`, { method: 'POST' }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.setHeader('authorization', `Bearer ${acme.apiKey}`);
+      req.setHeader('content-type', 'application/json');
+      for (const [name, value] of Object.entries(headers)) req.setHeader(name, value);
+      req.end(JSON.stringify(body));
+    });
 
   const broadcastBody = { subject: 'Upgrade', body: 'We upgrade **tonight**.', category: 'governance' };
   const post = (path: string, body: unknown, key: string | undefined, apiKey = acme.apiKey) =>
@@ -114,7 +131,7 @@ describe('Idempotency-Key on the calls that create a broadcast or a schedule', (
       assert.equal(await broadcastsOf(tight), 1);
     });
 
-    it('validates the header: empty or longer than 255 characters is a 400', async () => {
+    it('validates the header: empty, longer than 255 characters, not printable ASCII, or sent twice is a 400', async () => {
       const broadcasts = await broadcastsOf(acme);
       for (const key of ['', 'k'.repeat(256)]) {
         const res = await post('/v1/broadcast', broadcastBody, key);
@@ -123,8 +140,18 @@ describe('Idempotency-Key on the calls that create a broadcast or a schedule', (
         assert.equal(res.body.code, 'VALIDATION_ERROR');
         assert.match(res.body.message, /idempotency-key/);
       }
+      // UTF-8 bytes in a header (fetch refuses to send them; a raw client can).
+      const utf8 = await rawPost('/v1/broadcast', broadcastBody, { 'idempotency-key': Buffer.from('ключ').toString('latin1') });
+      assert.equal(utf8.status, 400);
+      assert.deepEqual([utf8.body.code, utf8.body.message], ['VALIDATION_ERROR', 'Idempotency-Key must be printable ASCII (letters, digits, punctuation and inner spaces)']);
+      const twice = await rawPost('/v1/broadcast', broadcastBody, { 'idempotency-key': ['a', 'b'] });
+      assert.equal(twice.status, 400);
+      assert.deepEqual([twice.body.code, twice.body.message], ['VALIDATION_ERROR', 'Idempotency-Key must be sent once']);
+      assert.equal(await broadcastsOf(acme), broadcasts);
+
       assert.equal((await post('/v1/broadcast', broadcastBody, 'k'.repeat(255))).status, 202);
-      assert.equal(await broadcastsOf(acme), broadcasts + 1);
+      assert.equal((await post('/v1/broadcast', broadcastBody, `with inner spaces ${randomUUID()}`)).status, 202);
+      assert.equal(await broadcastsOf(acme), broadcasts + 2);
     });
   });
 

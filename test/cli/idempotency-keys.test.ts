@@ -212,7 +212,33 @@ describe('herald sends carry an idempotency key of their own', () => {
     const rerun = await herald(acme, [...cases[0].args, '--json', '--idempotency-key', key]);
     assert.equal(rerun.code, 0, rerun.stderr);
     assert.equal(await broadcasts(), before + 1);
-    const empty = await herald(acme, [...cases[0].args, '--idempotency-key', '']);
-    assert.equal(empty.code, 2, empty.stderr);
+    for (const bad of ['', 'ключ', ' padded']) {
+      const refused = await herald(acme, [...cases[0].args, '--idempotency-key', bad]);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, /--idempotency-key must be 1 to 255 printable ASCII characters/);
+    }
+    assert.equal(await broadcasts(), before + 1, 'nothing sent for a refused key');
+
+    // People are told what re-running with the key does for a creation.
+    proxy.loseNextAnswer('POST', '/v1/broadcast', 'drop');
+    const human = await herald(acme, [...cases[0].args, '--max-retries', '0'], proxy.url);
+    assert.equal(human.code, 6);
+    assert.match(human.stderr, /Re-running with --idempotency-key cli_\S+ does not create it twice\./);
+  });
+
+  it('broadcast --from-stdin takes an idempotencyKey in the object as the request key; the flag wins', async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    await call(gw.url, acme.apiKey, 'POST', '/v1/subscriptions', { walletAddress: wallet, channels: ['email'] });
+    const stdin = JSON.stringify({ subject: 'From stdin', body: 'Body', category: 'governance', idempotencyKey: 'stdin-key-1' });
+    const run = (args: string[] = []) =>
+      runCli(['broadcast', '--from-stdin', '--json', ...args], { env: { HOME: scratch.home, XDG_CONFIG_HOME: scratch.config, HERALD_BASE_URL: gw.url, HERALD_API_KEY: acme.apiKey }, input: stdin });
+    const first = await run();
+    assert.equal(first.code, 0, first.stderr);
+    const again = await run();
+    assert.equal(again.json().broadcast_id, first.json().broadcast_id);
+    const flagged = await run(['--idempotency-key', 'flag-key-1']);
+    assert.notEqual(flagged.json().broadcast_id, first.json().broadcast_id);
+    const rows = await gw.herald.deps.db.query<{ idempotency_key: string }>('SELECT idempotency_key FROM creation_keys WHERE protocol_id = $1 ORDER BY idempotency_key', [acme.id]);
+    assert.deepEqual(rows.map((r) => r.idempotency_key), ['flag-key-1', 'stdin-key-1']);
   });
 });

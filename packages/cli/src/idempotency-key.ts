@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { HeraldApiError, HeraldNetworkError } from '@herald/sdk';
+import { HeraldApiError, HeraldNetworkError, IDEMPOTENCY_KEY_HEADER } from '@herald/sdk';
 import { usageError } from './exit-codes.js';
 
 /**
@@ -16,6 +16,8 @@ export function newIdempotencyKey(): string {
 /** A failure together with the idempotency key that makes running the command again safe. */
 export interface KeyedFailure {
   retryIdempotencyKey: string;
+  /** What running again with the key does, for people; the send wording when absent. */
+  retryNote?: string;
 }
 
 /**
@@ -23,9 +25,16 @@ export interface KeyedFailure {
  * `idempotencyKey`, and people are told it. Without it, a script that repeats a send whose answer
  * was lost (exit 6) would send a second message, since the key the CLI generated is gone.
  */
-export function withRetryKey(error: unknown, key: string): unknown {
-  if (error !== null && typeof error === 'object') Object.assign(error, { retryIdempotencyKey: key } satisfies KeyedFailure);
+export function withRetryKey(error: unknown, key: string, retryNote?: string): unknown {
+  if (error !== null && typeof error === 'object') Object.assign(error, { retryIdempotencyKey: key, ...(retryNote ? { retryNote } : {}) } satisfies KeyedFailure);
   return error;
+}
+
+/** The note for people on a failure that names a key. */
+export function retryNoteOf(error: unknown): string {
+  const key = retryKeyOf(error);
+  const note = (error as Partial<KeyedFailure> | null)?.retryNote;
+  return `Re-running with --idempotency-key ${key} ${note ?? 'sends only what is missing'}.`;
 }
 
 export function retryKeyOf(error: unknown): string | undefined {
@@ -39,15 +48,18 @@ export const outcomeUnknown = (error: unknown) => error instanceof HeraldNetwork
 /**
  * Runs a call that creates a broadcast or a schedule with the Idempotency-Key given by the user,
  * or with one generated for this run (so the SDK's retries of a lost answer create nothing twice).
- * When the outcome is unknown, the error carries the key to run the command again with.
+ * The key goes in a header, so it must be printable ASCII. When the outcome is unknown, the error
+ * carries the key to run the command again with.
  */
-export async function createOnce<T>(givenKey: string | undefined, create: (key: string) => Promise<T>): Promise<T> {
-  if (givenKey !== undefined && givenKey.length === 0) throw usageError('--idempotency-key must not be empty');
+export async function withCreationKey<T>(givenKey: string | undefined, create: (key: string) => Promise<T>): Promise<T> {
+  if (givenKey !== undefined && !IDEMPOTENCY_KEY_HEADER.test(givenKey)) {
+    throw usageError('--idempotency-key must be 1 to 255 printable ASCII characters (letters, digits, punctuation, inner spaces)');
+  }
   const key = givenKey ?? newIdempotencyKey();
   try {
     return await create(key);
   } catch (error) {
-    throw outcomeUnknown(error) ? withRetryKey(error, key) : error;
+    throw outcomeUnknown(error) ? withRetryKey(error, key, 'does not create it twice') : error;
   }
 }
 

@@ -1,6 +1,6 @@
 import { HeraldApiError, HeraldNetworkError } from '@herald/sdk';
 import { CliError, exitCodeFor } from './exit-codes.js';
-import { retryKeyOf } from './idempotency-key.js';
+import { retryKeyOf, retryNoteOf } from './idempotency-key.js';
 
 export interface Stream {
   write(text: string): unknown;
@@ -94,7 +94,7 @@ export class Output {
     const code = quiet ? '' : this.style.dim(` (${described.code})`);
     this.stderr.write(`${this.style.red('Error:')} ${described.message}${code}\n`);
     if (hint) this.stderr.write(`${this.style.dim(hint)}\n`);
-    if (retryKey) this.stderr.write(`${this.style.dim(`Re-running with --idempotency-key ${retryKey} sends only what is missing.`)}\n`);
+    if (retryKey) this.stderr.write(`${this.style.dim(retryNoteOf(error))}\n`);
   }
 }
 

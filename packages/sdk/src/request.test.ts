@@ -164,6 +164,17 @@ describe('RequestCore', () => {
     }
   });
 
+  it('refuses a key that cannot be a header value at once, sending nothing (fetch would refuse it as a network failure)', async () => {
+    server.reset(json(202, {}));
+    for (const key of ['', 'ключ', 'a\nb', ' padded', 'k'.repeat(256)]) {
+      const error: any = await new Broadcasts(core()).send({ subject: 's', body: 'b', category: 'marketing' }, { idempotencyKey: key }).catch((e: any) => e);
+      assert.ok(error instanceof TypeError, JSON.stringify(key));
+      assert.match(error.message, /idempotencyKey must be 1 to 255 printable ASCII characters/);
+    }
+    assert.equal(server.seen.length, 0);
+    assert.deepEqual(await new Broadcasts(core()).send({ subject: 's', body: 'b', category: 'marketing' }, { idempotencyKey: 'k'.repeat(255) }), {});
+  });
+
   it('does not retry broadcasts.send, schedules.once or sendBulk without keys', async () => {
     const client = core();
     const calls = [

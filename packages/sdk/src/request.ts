@@ -59,17 +59,27 @@ export interface ApiCall {
 /** The options of the calls that create a broadcast or a schedule: the common ones and the idempotency key. */
 export interface CreateOptions extends RequestOptions {
   /**
-   * Sent as the `Idempotency-Key` header (1–255 characters). It makes the call safe to retry: the
+   * Sent as the `Idempotency-Key` header (1–255 printable ASCII characters). It makes the call safe to retry: the
    * gateway answers a repeat with the first answer and creates nothing more, so with a key the SDK
    * retries the call like a GET on 5xx answers and network failures.
    */
   idempotencyKey?: string;
 }
 
-/** A creation call (POST) with `options.idempotencyKey` as its header; retry-safe with one. */
+/** What an Idempotency-Key header can hold: 1–255 printable ASCII characters, no space at either end. */
+export const IDEMPOTENCY_KEY_HEADER = /^[!-~](?:[ -~]{0,253}[!-~])?$/;
+
+/**
+ * A creation call (POST) with `options.idempotencyKey` as its header; retry-safe with one. A key
+ * that cannot be a header value throws a TypeError at once: fetch would refuse to send it, which
+ * would otherwise look like a network failure and be retried.
+ */
 export function createCall(path: string, body: unknown, options: CreateOptions = {}): { call: ApiCall; options: RequestOptions } {
   const { idempotencyKey, ...requestOptions } = options;
   if (idempotencyKey === undefined) return { call: { method: 'POST', path, body }, options: requestOptions };
+  if (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY_HEADER.test(idempotencyKey)) {
+    throw new TypeError(`idempotencyKey must be 1 to 255 printable ASCII characters without a space at either end, got ${JSON.stringify(idempotencyKey)}`);
+  }
   return { call: { method: 'POST', path, body, headers: { 'idempotency-key': idempotencyKey }, retrySafe: true }, options: requestOptions };
 }
 

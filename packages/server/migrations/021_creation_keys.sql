@@ -9,7 +9,6 @@ CREATE TABLE creation_keys (
   environment text NOT NULL,
   idempotency_key text NOT NULL,
   payload_hash text NOT NULL,
-  status_code integer NOT NULL,
   response jsonb NOT NULL,
   created_at timestamptz NOT NULL,
   PRIMARY KEY (protocol_id, environment, idempotency_key)

@@ -1,7 +1,7 @@
 import type { Broadcast, BroadcastParams } from '@herald/sdk';
 import type { Command } from 'commander';
 import { usageError } from '../exit-codes.js';
-import { CREATE_KEY_HELP, createOnce } from '../idempotency-key.js';
+import { CREATE_KEY_HELP, withCreationKey } from '../idempotency-key.js';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, type MessageFlags } from '../message-flags.js';
 import type { Output } from '../output.js';
@@ -37,11 +37,14 @@ export function registerBroadcast(program: Command, contextOf: ContextOf): void 
     .action(async (flags: MessageFlags & { fromStdin?: boolean; idempotencyKey?: string }, command: Command) => {
       const context = contextOf(command);
       const { fromStdin, idempotencyKey, ...fields } = flags;
-      const params = { ...(fromStdin ? await readStdinObject(context.io.stdin) : {}), ...messageFrom(fields) } as BroadcastParams;
+      // A key in the stdin object is the request's Idempotency-Key (a broadcast's body has none); the flag wins.
+      const { idempotencyKey: stdinKey, ...stdin } = fromStdin ? await readStdinObject(context.io.stdin) : {};
+      if (stdinKey !== undefined && typeof stdinKey !== 'string') throw usageError('idempotencyKey in the stdin object must be a string');
+      const params = { ...stdin, ...messageFrom(fields) } as BroadcastParams;
       const missing = (['subject', 'body', 'category'] as const).filter((field) => params[field] === undefined);
       if (missing.length > 0) throw usageError(`Missing ${missing.map((field) => `--${field}`).join(', ')}`);
       const herald = context.herald();
-      const accepted = await createOnce(idempotencyKey, (key) => herald.broadcasts.send(params, { idempotencyKey: key }));
+      const accepted = await withCreationKey(idempotencyKey ?? stdinKey, (key) => herald.broadcasts.send(params, { idempotencyKey: key }));
       const { out } = context;
       out.result(accepted, () => {
         out.line(out.style.green(`Broadcast ${accepted.broadcast_id}: ${accepted.queued_count} of ${accepted.total_subscribers} subscribers queued`));

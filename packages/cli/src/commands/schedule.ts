@@ -2,7 +2,7 @@ import type { CreatedSchedule, CronScheduleParams, OneTimeScheduleParams, Schedu
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { CREATE_KEY_HELP, createOnce } from '../idempotency-key.js';
+import { CREATE_KEY_HELP, withCreationKey } from '../idempotency-key.js';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
 import { integerIn } from '../parse-options.js';
@@ -78,7 +78,7 @@ export function registerSchedule(program: Command, contextOf: ContextOf): void {
       const { at, ...rest } = flags;
       const params = await scheduleBody(context, rest, 'scheduledFor', at, '--at');
       const herald = context.herald();
-      const created = await createOnce(flags.idempotencyKey, (key) => herald.schedules.once(params as OneTimeScheduleParams, { idempotencyKey: key }));
+      const created = await withCreationKey(flags.idempotencyKey, (key) => herald.schedules.once(params as OneTimeScheduleParams, { idempotencyKey: key }));
       context.out.result(created, () => showCreated(context.out, created));
     });
 
@@ -89,7 +89,7 @@ export function registerSchedule(program: Command, contextOf: ContextOf): void {
       const { cron, ...rest } = flags;
       const params = await scheduleBody(context, rest, 'cronExpr', cron, '--cron');
       const herald = context.herald();
-      const created = await createOnce(flags.idempotencyKey, (key) => herald.schedules.cron(params as CronScheduleParams, { idempotencyKey: key }));
+      const created = await withCreationKey(flags.idempotencyKey, (key) => herald.schedules.cron(params as CronScheduleParams, { idempotencyKey: key }));
       context.out.result(created, () => showCreated(context.out, created));
     });
 

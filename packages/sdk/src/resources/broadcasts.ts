@@ -48,7 +48,7 @@ export class Broadcasts {
    * sends nothing more.
    * @example const { broadcast_id, queued_count } = await herald.broadcasts.send({ subject: 'Upgrade', body: 'Tonight.', category: 'governance' }, { idempotencyKey: 'upgrade-2026-06' });
    */
-  send(params: BroadcastParams, options?: CreateOptions): Promise<BroadcastAccepted> {
+  async send(params: BroadcastParams, options?: CreateOptions): Promise<BroadcastAccepted> {
     const { call, options: requestOptions } = createCall('/v1/broadcast', params, options);
     return this.core.request(call, requestOptions);
   }

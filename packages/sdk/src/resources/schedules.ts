@@ -88,7 +88,7 @@ export class Schedules {
    * `options.idempotencyKey` a repeat gets the first answer and creates no second schedule.
    * @example await herald.schedules.once({ wallet, subject, body, category: 'governance', scheduledFor: '2026-06-01T09:00:00', timezone: 'America/New_York' });
    */
-  once(params: OneTimeScheduleParams, options?: CreateOptions): Promise<CreatedSchedule> {
+  async once(params: OneTimeScheduleParams, options?: CreateOptions): Promise<CreatedSchedule> {
     const { call, options: requestOptions } = createCall('/v1/schedule', params, options);
     return this.core.request(call, requestOptions);
   }
@@ -98,7 +98,7 @@ export class Schedules {
    * `options.idempotencyKey` a repeat gets the first answer and creates no second schedule.
    * @example await herald.schedules.cron({ wallet, subject, body, category: 'defi', cronExpr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin' });
    */
-  cron(params: CronScheduleParams, options?: CreateOptions): Promise<CreatedSchedule> {
+  async cron(params: CronScheduleParams, options?: CreateOptions): Promise<CreatedSchedule> {
     const { call, options: requestOptions } = createCall('/v1/schedule/cron', params, options);
     return this.core.request(call, requestOptions);
   }

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { creationKey, IdempotencyKeyHeaders, REPLAYED_HEADER } from '../http/creation-keys.js';
+import { creationKeyOf, IdempotencyKeyHeaders, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
 import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import type { NotificationStatus } from '../notifications/notification-store.js';
@@ -77,7 +77,7 @@ export function broadcastRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       const { protocol, environment } = request.auth!;
-      const key = creationKey(request.auth!, request.headers['idempotency-key'], 'POST /v1/broadcast', BROADCAST_FIELDS, request.body);
+      const key = creationKeyOf(request, 'POST /v1/broadcast', BROADCAST_FIELDS);
       const { result, replayed } = await sendBroadcast(deps, { protocol, environment }, request.body, key);
       if (replayed) reply.header(REPLAYED_HEADER, 'true');
       return reply.code(202).send(result);

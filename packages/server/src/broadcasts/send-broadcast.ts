@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ProtocolRow } from '../account/protocol-store.js';
 import type { Channel } from '../channels/provider.js';
 import type { Deps } from '../deps.js';
-import { answeredBefore, createOnce, type CreationKey } from '../http/creation-keys.js';
+import { answeredBefore, createOnce, type CreationKey } from '../creation-keys/creation-key.js';
 import { ApiError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { QuotaRefused, quotaRefusal, reserveSends } from '../limits/quota.js';
@@ -49,7 +49,7 @@ export async function sendBroadcast(
   key?: CreationKey,
 ): Promise<{ result: BroadcastResult; replayed: boolean }> {
   const before = await answeredBefore<BroadcastResult>(deps.db, key);
-  if (before) return { result: before.body, replayed: true };
+  if (before) return { result: before, replayed: true };
   const { protocol, environment } = sender;
   checkInput(protocol, input);
   const templates = await resolveSendTemplates(deps.db, protocol, [input], (_i, field) => field);
@@ -61,9 +61,9 @@ export async function sendBroadcast(
     .update(JSON.stringify([broadcastId, input.subject, input.body, input.category, receipt, input.templateId ?? null, input.templateVariables ?? null]))
     .digest('hex');
 
-  let created: { answer: { body: BroadcastResult }; replayed: boolean };
+  let created: { answer: BroadcastResult; replayed: boolean };
   try {
-    created = await createOnce(deps.db, key, 202, now, async (tx) => {
+    created = await createOnce(deps.db, key, now, async (tx) => {
       const rows = await fanOutBroadcast(tx, {
         protocolId: protocol.id,
         environment,
@@ -108,6 +108,7 @@ export async function sendBroadcast(
         broadcast_id: broadcastId,
         queued_count: queued,
         total_subscribers: totalSubscribers,
+        // In-memory (its sampling query is not awaited here, so it cannot wait on this transaction).
         estimated_delivery_s: queued > 0 ? deps.estimator.estimateBulkSeconds(counts) : 0,
       };
     });
@@ -117,7 +118,7 @@ export async function sendBroadcast(
     throw new ApiError('INSUFFICIENT_QUOTA', quotaRefusal(tierOf(protocol.tier).monthlySends, error.needed, 'broadcast'));
   }
 
-  const result = created.answer.body;
+  const result = created.answer;
   if (!created.replayed && result.queued_count > 0) deps.wakeup.notify('notifications');
   return { result, replayed: created.replayed };
 }

@@ -14,10 +14,6 @@ const FRAMEWORK_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'Request body is empty',
 };
 
-/**
- * The one error handler: every failure leaves as `{statusCode, error, message, code}`. Server
- * faults are logged with the request id the answer names. `notFoundHook` guards unknown routes.
- */
 /** The first path or query parameter holding a NUL character, if any. */
 function fieldWithNul(values: unknown): string | undefined {
   if (!values || typeof values !== 'object') return undefined;
@@ -27,6 +23,10 @@ function fieldWithNul(values: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The one error handler: every failure leaves as `{statusCode, error, message, code}`. Server
+ * faults are logged with the request id the answer names. `notFoundHook` guards unknown routes.
+ */
 export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundHook: onRequestHookHandler): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) {

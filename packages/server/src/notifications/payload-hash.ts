@@ -45,12 +45,22 @@ export function samePayload(stored: string, input: NotifyInput, hash: string): b
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-function comparedPayload(input: NotifyInput): Record<string, unknown> {
+/** Defaults a request is compared with: omitting them equals sending them. */
+const COMPARED_DEFAULTS: Record<string, unknown> = { priority: 'normal', receipt: false };
+
+/**
+ * The fields of a request (`fields`, those its route knows) as they are compared for
+ * idempotency: `priority` and `receipt` defaulted, an empty `templateVariables` equal to none
+ * (kept absent, as the legacy rule left an omitted one), unknown fields left out.
+ */
+export function comparablePayload(body: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
   const payload: Record<string, unknown> = {};
-  for (const field of FIELDS) payload[field] = input[field];
-  payload.priority ??= 'normal';
-  payload.receipt ??= false;
-  // Omitted and empty hash alike (kept absent, as the legacy rule left an omitted one).
-  if (payload.templateVariables && Object.keys(payload.templateVariables).length === 0) delete payload.templateVariables;
+  for (const field of fields) payload[field] = body[field] ?? COMPARED_DEFAULTS[field];
+  const variables = payload.templateVariables;
+  if (variables && typeof variables === 'object' && Object.keys(variables).length === 0) delete payload.templateVariables;
   return payload;
+}
+
+function comparedPayload(input: NotifyInput): Record<string, unknown> {
+  return comparablePayload(input as unknown as Record<string, unknown>, FIELDS);
 }

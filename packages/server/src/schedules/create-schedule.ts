@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import { answeredBefore, createOnce, type CreationKey } from '../http/creation-keys.js';
+import { answeredBefore, createOnce, type CreationKey } from '../creation-keys/creation-key.js';
 import { ApiError } from '../http/errors.js';
 import { findIdentity } from '../identities/identity-store.js';
 import { newId } from '../ids.js';
@@ -28,12 +28,12 @@ export interface ScheduleCreation {
 
 /** Writes the schedule, with the request's idempotency key when it has one (createOnce). */
 async function store(deps: Deps, row: NewSchedule, key: CreationKey | undefined): Promise<ScheduleCreation> {
-  const { answer, replayed } = await createOnce(deps.db, key, 201, deps.now(), async (tx): Promise<CreatedSchedule> => {
+  const { answer, replayed } = await createOnce(deps.db, key, deps.now(), async (tx): Promise<CreatedSchedule> => {
     await insertSchedule(tx, row);
     return { id: row.id, status: 'PENDING', nextRunAt: formatInstant(row.next_run_at) };
   });
   if (!replayed && row.next_run_at.getTime() - deps.now().getTime() < WAKE_WITHIN_MS) deps.wakeup.notify('schedules');
-  return { result: answer.body, replayed };
+  return { result: answer, replayed };
 }
 
 function zoneOf(timezone: string): string {
@@ -80,7 +80,7 @@ const LAST_INSTANT = Date.UTC(9999, 11, 31);
  */
 export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: OneTimeScheduleInput, key?: CreationKey): Promise<ScheduleCreation> {
   const before = await answeredBefore<CreatedSchedule>(deps.db, key);
-  if (before) return { result: before.body, replayed: true };
+  if (before) return { result: before, replayed: true };
   const zone = zoneOf(input.timezone ?? 'UTC');
   const written = parseWallClock(input.scheduledFor);
   if (written === undefined) {
@@ -104,7 +104,7 @@ export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: O
 /** POST /v1/schedule/cron: a send at every occurrence of `cronExpr` in `timezone`. */
 export async function createCronSchedule(deps: Deps, sender: Sender, input: CronScheduleInput, key?: CreationKey): Promise<ScheduleCreation> {
   const before = await answeredBefore<CreatedSchedule>(deps.db, key);
-  if (before) return { result: before.body, replayed: true };
+  if (before) return { result: before, replayed: true };
   const zone = zoneOf(input.timezone);
   let spec;
   try {

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { creationKey, IdempotencyKeyHeaders, REPLAYED_HEADER } from '../http/creation-keys.js';
+import { creationKeyOf, IdempotencyKeyHeaders, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
 import { cancelSchedule } from './cancel-schedule.js';
@@ -11,6 +11,8 @@ import { scheduleList, scheduleRecord } from './schedule-views.js';
 import { CreatedSchedule, CronScheduleBody, OneTimeScheduleBody, ScheduleList, ScheduleParams, ScheduleRecord } from './schemas.js';
 
 const tags = ['schedules'];
+const ONE_TIME_FIELDS = Object.keys(OneTimeScheduleBody.properties);
+const CRON_FIELDS = Object.keys(CronScheduleBody.properties);
 
 /** POST /v1/schedule, POST /v1/schedule/cron, GET /v1/schedule, GET and DELETE /v1/schedule/:id. */
 export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
@@ -29,7 +31,7 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       const { protocol, environment } = request.auth!;
-      const key = creationKey(request.auth!, request.headers['idempotency-key'], 'POST /v1/schedule', Object.keys(OneTimeScheduleBody.properties), request.body);
+      const key = creationKeyOf(request, 'POST /v1/schedule', ONE_TIME_FIELDS);
       const { result, replayed } = await createOneTimeSchedule(deps, { protocol, environment }, request.body, key);
       if (replayed) reply.header(REPLAYED_HEADER, 'true');
       return reply.code(201).send(result);
@@ -49,7 +51,7 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       const { protocol, environment } = request.auth!;
-      const key = creationKey(request.auth!, request.headers['idempotency-key'], 'POST /v1/schedule/cron', Object.keys(CronScheduleBody.properties), request.body);
+      const key = creationKeyOf(request, 'POST /v1/schedule/cron', CRON_FIELDS);
       const { result, replayed } = await createCronSchedule(deps, { protocol, environment }, request.body, key);
       if (replayed) reply.header(REPLAYED_HEADER, 'true');
       return reply.code(201).send(result);
@@ -76,13 +78,10 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
         tags,
         summary: 'One schedule with its most recent runs',
         params: ScheduleParams,
-        response: { 200: ScheduleRecord, ...errorResponses(401, 404, 405, 429) },
+        response: { 200: ScheduleRecord, ...errorResponses(401, 404, 429) },
       },
     },
-    async (request) => {
-      if (request.params.id === 'cron') throw methodNotAllowed(request.method, '/v1/schedule/cron', ['POST']);
-      return scheduleRecord(deps, request.auth!.protocol.id, request.params.id);
-    },
+    async (request) => scheduleRecord(deps, request.auth!.protocol.id, request.params.id),
   );
 
   api.delete(
@@ -92,12 +91,21 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
         tags,
         summary: 'Cancel a schedule; cancelled is false when it had already ended or been cancelled',
         params: ScheduleParams,
-        response: { 200: Type.Object({ cancelled: Type.Boolean() }), ...errorResponses(401, 404, 405, 429) },
+        response: { 200: Type.Object({ cancelled: Type.Boolean() }), ...errorResponses(401, 404, 429) },
       },
     },
-    async (request) => {
-      if (request.params.id === 'cron') throw methodNotAllowed(request.method, '/v1/schedule/cron', ['POST']);
-      return cancelSchedule(deps, request.auth!.protocol.id, request.params.id);
-    },
+    async (request) => cancelSchedule(deps, request.auth!.protocol.id, request.params.id),
   );
+
+  // /v1/schedule/cron is a path of its own (POST only) that GET and DELETE /v1/schedule/:id would
+  // also match: its other methods answer 405, as any known path does (see the not-found handler).
+  app.route({
+    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+    url: '/v1/schedule/cron',
+    config: { access: 'public' },
+    schema: { hide: true },
+    handler: async (request) => {
+      throw methodNotAllowed(request.method, '/v1/schedule/cron', ['POST']);
+    },
+  });
 }
