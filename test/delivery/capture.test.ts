@@ -144,8 +144,8 @@ describe('delivery through the capture provider, engagement links', () => {
     assert.equal(browser.status, 404);
     assert.equal(browser.headers.get('content-type'), 'text/html; charset=utf-8');
     assert.match(await browser.text(), /This unsubscribe link is not valid/);
-    for (const path of ['/unsubscribe/forged.token', '/unsubscribe/']) {
-      const res = await call(gw.url, undefined, 'GET', path);
+    for (const [path, accept] of [['/unsubscribe/forged.token', '*/*'], ['/unsubscribe/', 'application/json'], ['/unsubscribe/x', 'text/html;q=0, application/json']]) {
+      const res = await call(gw.url, undefined, 'GET', path, undefined, { accept });
       assert.equal(res.status, 404, path);
       assert.ok(isErrorBody(res.body), JSON.stringify(res.body));
       assert.equal(res.body.code, 'NOT_FOUND');

@@ -303,6 +303,21 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     assert.equal((await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-protocol-version': '2025-03-26' })).status, 200);
   });
 
+  it('answers a batch of notifications alone with 202, a batch in its order, and refuses a batch of more than 100 messages', async () => {
+    const notifications = await post([{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 'notifications/cancelled', params: {} }]);
+    assert.equal(notifications.status, 202);
+    assert.equal(notifications.body, undefined);
+    const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
+    const twenty = await post(Array.from({ length: 20 }, (_, i) => ping(i)));
+    assert.equal(twenty.status, 200);
+    assert.deepEqual(twenty.body.map((answer: { id: number }) => answer.id), Array.from({ length: 20 }, (_, i) => i), 'in the batch order');
+    // This gateway's body limit is 4 KB: 101 members of the smallest message fit in it.
+    const over = await post(`[${Array.from({ length: 101 }, () => 1).join(',')}]`);
+    assert.equal(over.status, 400);
+    isJsonRpcError(over.body, -32600);
+    assert.equal(over.body.error.message, 'Invalid Request: a batch holds at most 100 messages, this one has 101');
+  });
+
   it('a client that does not accept JSON is refused (406), with a message that asks for JSON alone', async () => {
     const res = await post(INITIALIZE, { accept: 'text/html' });
     assert.equal(res.status, 406);
@@ -352,5 +367,11 @@ describe('MCP endpoint under the per-IP rate limit', () => {
     assert.equal(three.status, 429);
     assert.ok(Number(three.headers.get('retry-after')) >= 1);
     isJsonRpcError(await three.json(), -32000);
+
+    // A batch of invalid members is charged member by member as well.
+    await atNextSecond();
+    const invalid = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([1, 2, 3]) });
+    assert.equal(invalid.status, 429);
+    isJsonRpcError(await invalid.json(), -32000);
   });
 });

@@ -17,7 +17,9 @@ describe('GET /openapi.json', () => {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
     doc = await res.json();
-    v1Routes = registeredRoutes(gateway.herald.app!).filter((route) => route.path.startsWith('/v1/') && route.method !== 'HEAD');
+    // /v1/schedule/cron's other methods are routed only to answer 405 (schedules/routes.ts).
+    const answersOnly405 = (route: { method: string; path: string }) => route.path === '/v1/schedule/cron' && route.method !== 'POST';
+    v1Routes = registeredRoutes(gateway.herald.app!).filter((route) => route.path.startsWith('/v1/') && route.method !== 'HEAD' && !answersOnly405(route));
   });
 
   after(() => gateway?.close());
@@ -72,6 +74,19 @@ describe('GET /openapi.json', () => {
       }
     }
     assert.equal(doc.components.headers['X-RateLimit-Reset'].schema.type, 'integer');
+  });
+
+  it('documents the Idempotency-Key header and Idempotent-Replayed on the calls that create a broadcast or a schedule', () => {
+    for (const path of ['/v1/broadcast', '/v1/schedule', '/v1/schedule/cron']) {
+      const op = doc.paths[path].post;
+      const header = op.parameters.find((p: any) => p.in === 'header' && p.name === 'idempotency-key');
+      assert.ok(header, `${path}: Idempotency-Key`);
+      assert.equal(header.required, false);
+      const success = Object.entries<any>(op.responses).filter(([status]) => status.startsWith('2'));
+      assert.ok(success.length > 0);
+      for (const [status, response] of success) assert.ok(response.headers['Idempotent-Replayed'], `${path} ${status}`);
+    }
+    assert.equal(doc.paths['/v1/notify'].post.responses['202'].headers['Idempotent-Replayed'], undefined, 'sends answer duplicate instead');
   });
 
   it('names the shared Error schema and references it from error responses', () => {
@@ -135,6 +150,7 @@ describe('GET /openapi.json', () => {
     assert.deepEqual(mcp.requestBody.content['application/json'].schema.oneOf.map((s: any) => s.type), ['object', 'array']);
     assert.deepEqual(Object.keys(mcp.responses).sort(), ['200', '202', '400', '406', '413', '415', '429', '500']);
     assert.match(mcp.description, /initialize, ping, tools\/list, tools\/call/);
+    assert.deepEqual(mcp.responses['400'].content['application/json'].schema.oneOf.map((s: any) => s.type), ['object', 'array']);
     for (const hidden of ['/openapi.json', '/docs']) assert.equal(doc.paths[hidden], undefined, hidden);
   });
 });

@@ -15,6 +15,15 @@ const tags = ['engagement'];
 const pub = { access: 'public' as const };
 const HTML = 'text/html; charset=utf-8';
 
+/** Whether the Accept header names text/html itself with a q-value above 0 (a browser's does). */
+function asksForHtml(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((part) => {
+    const [range, ...params] = part.split(';').map((piece) => piece.trim().toLowerCase());
+    const q = params.find((param) => /^q\s*=/.test(param));
+    return range === 'text/html' && (q === undefined || Number(q.slice(q.indexOf('=') + 1)) > 0);
+  });
+}
+
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem">
@@ -59,7 +68,7 @@ export function engagementRoutes(app: FastifyInstance, deps: Deps): void {
       if (!claim) {
         // A person who opened a broken link in a browser reads a page; any other client gets the
         // error body every error has.
-        if (!/\btext\/html\b/i.test(request.headers.accept ?? '')) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
+        if (!asksForHtml(request.headers.accept)) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
         return reply.code(404).type(HTML).send(page('Link not valid', '<p>This unsubscribe link is not valid.</p>'));
       }
       const action = `${deps.config.publicUrl}/unsubscribe/${encodeURIComponent(request.params.token)}`;

@@ -21,6 +21,9 @@ function idOf(message: unknown): string | number | null {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
+/** The most messages a batch may hold: each is served, and charged against the client's limit, on its own. */
+export const MAX_BATCH = 100;
+
 const NOT_A_MESSAGE =
   'Invalid Request: expected a JSON-RPC 2.0 message ({"jsonrpc": "2.0", "method": string, "params"?: object, "id"?: string | integer})';
 
@@ -52,6 +55,7 @@ export function readJsonRpcBody(raw: string | undefined): JsonRpcBody | { error:
   const isMessage = (message: unknown) => JSONRPCMessageSchema.safeParse(message).success;
   if (!Array.isArray(value)) return isMessage(value) ? { members: [{ message: value }], batch: false } : { error: jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(value)) };
   if (value.length === 0) return { error: jsonRpcError(INVALID_REQUEST, 'Invalid Request: empty batch') };
+  if (value.length > MAX_BATCH) return { error: jsonRpcError(INVALID_REQUEST, `Invalid Request: a batch holds at most ${MAX_BATCH} messages, this one has ${value.length}`) };
   const members = value.map((member): JsonRpcMember => (isMessage(member) ? { message: member } : { invalid: jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(member)) }));
   if (members.every((member) => 'invalid' in member)) return { error: members.map((member) => (member as { invalid: JsonRpcErrorBody }).invalid) };
   return { members, batch: true };

@@ -87,7 +87,11 @@ async function answerMembers(tools: HeraldTool[], request: FastifyRequest, body:
 async function answerMcp(deps: Deps, tools: HeraldTool[], request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const log = deps.log;
   const body = readJsonRpcBody(request.body as string | undefined);
-  if ('error' in body) return reply.code(400).send(body.error);
+  if ('error' in body) {
+    // A batch of invalid members is answered member by member too, and charged as such.
+    if (Array.isArray(body.error)) await chargeBatch(deps, request, reply, body.error.length);
+    return reply.code(400).send(body.error);
+  }
   if (body.batch) await chargeBatch(deps, request, reply, body.members.length);
   if (!acceptsJson(request.headers.accept)) return reply.code(406).send(NOT_ACCEPTABLE);
   try {

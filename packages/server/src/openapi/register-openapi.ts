@@ -42,7 +42,11 @@ const MCP_DOCUMENTATION = {
       content: { 'application/json': { schema: { oneOf: [JSON_RPC_ANSWER, { type: 'array', items: JSON_RPC_ANSWER }] } } },
     },
     202: { description: 'Only notifications were sent: nothing to answer', type: 'null' },
-    400: jsonRpcRefusal('-32700 for a body that is not JSON, -32600 for JSON that is not JSON-RPC 2.0, -32000 for an MCP-Protocol-Version this server does not speak'),
+    400: {
+      description:
+        '-32700 for a body that is not JSON, -32600 for JSON that is not JSON-RPC 2.0 (for a batch of nothing but invalid members, an array of their errors), -32000 for an MCP-Protocol-Version this server does not speak',
+      content: { 'application/json': { schema: { oneOf: [JSON_RPC_ANSWER, { type: 'array', items: JSON_RPC_ANSWER }] } } },
+    },
     406: jsonRpcRefusal('-32000: the Accept header excludes application/json'),
     413: jsonRpcRefusal('-32000: the body is over HERALD_BODY_LIMIT'),
     415: jsonRpcRefusal('-32000: Content-Type is not application/json, or the body is compressed'),
@@ -66,6 +70,12 @@ const RATE_HEADERS = {
   'X-Request-Id': { description: 'The request id, as given in the request (a short token) or generated', schema: { type: 'string' } },
 };
 const RETRY_AFTER = { description: 'Seconds to wait before retrying', schema: { type: 'integer' } };
+const IDEMPOTENT_REPLAYED = {
+  description: '`true` when this is the first answer given again for a repeated Idempotency-Key (nothing was created); absent otherwise',
+  schema: { type: 'string', enum: ['true'] },
+};
+/** The calls that take an Idempotency-Key header (creation-keys/creation-key.ts). */
+const KEYED_CREATIONS = new Set(['/v1/broadcast', '/v1/schedule', '/v1/schedule/cron']);
 
 type Json = Record<string, any>;
 
@@ -84,10 +94,10 @@ function withoutDefaultsRequired(schema: Json | undefined): void {
  */
 const completeDocument = (document: Json): Json => {
   const openapi = document.openapiObject ?? document;
-  openapi.components = { ...openapi.components, headers: { ...RATE_HEADERS, 'Retry-After': RETRY_AFTER } };
+  openapi.components = { ...openapi.components, headers: { ...RATE_HEADERS, 'Retry-After': RETRY_AFTER, 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } };
   const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
-  for (const item of Object.values<Json>(openapi.paths ?? {})) {
-    for (const operation of Object.values<Json>(item)) {
+  for (const [path, item] of Object.entries<Json>(openapi.paths ?? {})) {
+    for (const [method, operation] of Object.entries<Json>(item)) {
       if (!operation || typeof operation !== 'object' || !operation.responses) continue;
       for (const parameter of operation.parameters ?? []) {
         if (parameter.in !== 'path' && parameter.schema?.default !== undefined) delete parameter.required;
@@ -96,6 +106,7 @@ const completeDocument = (document: Json): Json => {
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
         const headers: Json = Object.fromEntries(Object.keys(RATE_HEADERS).map((name) => [name, ref(name)]));
         if (status === '429' || status === '503') headers['Retry-After'] = ref('Retry-After');
+        if (method === 'post' && KEYED_CREATIONS.has(path) && status.startsWith('2')) headers['Idempotent-Replayed'] = ref('Idempotent-Replayed');
         response.headers = { ...headers, ...response.headers };
       }
     }
