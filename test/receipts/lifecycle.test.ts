@@ -108,11 +108,12 @@ describe('receipt lifecycle on the embedded litesvm chain', () => {
     for (const receipt of receipts) {
       assert.equal(receipt.tx, a.receipt_tx);
       assert.equal(receipt.cluster, 'litesvm');
+      assert.equal(receipt.confirmedAt, event.data.confirmed_at, "the event's confirmed_at is the receipt's confirmedAt");
       assert.equal(receipt.status, 'confirmed');
       assert.equal(receipt.memo, `herald:receipt:v1:${receipt.batchId}:${receipt.root}`);
       assert.equal(receipt.merklePath.length, 10);
       const result = await verifyReceipt(receipt);
-      assert.deepEqual(result, { valid: true, checks: { proof: true, publicSignals: true, merklePath: true, onChain: null }, errors: [] });
+      assert.deepEqual(result, { valid: true, checks: { proof: true, publicSignals: true, merklePath: true, onChain: null, signer: null }, errors: [] });
     }
     // The receipt hides what the leaf commits to besides the id and the wallet.
     const text = JSON.stringify(receipts[0]);

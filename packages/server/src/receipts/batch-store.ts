@@ -130,6 +130,8 @@ export async function confirmReceipts(
     [stored.map((s) => s.notification_id), batch.tx, now],
   );
   if (confirmed.length) {
+    // The event's confirmed_at is the receipt's confirmedAt: when the batch's memo was confirmed.
+    const [{ confirmed_at: confirmedAt }] = await tx.query<{ confirmed_at: Date | null }>('SELECT confirmed_at FROM receipt_batches WHERE id = $1', [batch.id]);
     await tx.query(
       `INSERT INTO events (id, protocol_id, type, data, created_at)
        SELECT id, protocol_id, 'receipt.confirmed', data, $4 FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS e(id, protocol_id, data)`,
@@ -138,7 +140,7 @@ export async function confirmReceipts(
         confirmed.map((n) => n.protocol_id),
         confirmed.map((n) =>
           JSON.stringify(
-            receiptConfirmedEventData({ notificationId: n.id, wallet: n.wallet, channel: n.channel, deliveredAt: n.delivered_at, receiptTx: batch.tx, confirmedAt: now }),
+            receiptConfirmedEventData({ notificationId: n.id, wallet: n.wallet, channel: n.channel, deliveredAt: n.delivered_at, receiptTx: batch.tx, confirmedAt: confirmedAt ?? now }),
           ),
         ),
         now,
