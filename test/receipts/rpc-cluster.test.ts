@@ -87,7 +87,7 @@ describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
 
   it('verifies against the cluster: the transaction landed, the gateway signed it and its memo names the root', async () => {
     const result = await verifyReceipt(receipt, { rpcUrl: rpc.url, signer: signer.address });
-    assert.deepEqual(result, { valid: true, checks: { proof: true, publicSignals: true, merklePath: true, onChain: true }, errors: [] });
+    assert.deepEqual(result, { valid: true, checks: { proof: true, publicSignals: true, merklePath: true, onChain: true, signer: true }, errors: [] });
   });
 
   it('fails a tampered proof, path, wallet, notification id or transaction', async () => {
@@ -114,6 +114,7 @@ describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
     assert.match(wrongTx.errors.join(), /not found/);
     const wrongSigner = await verifyReceipt(receipt, { rpcUrl: rpc.url, signer: keypair().address });
     assert.equal(wrongSigner.checks.onChain, false);
+    assert.equal(wrongSigner.checks.signer, false, 'the receipt names another signer too');
     assert.match(wrongSigner.errors.join(), /signed by/);
   });
 

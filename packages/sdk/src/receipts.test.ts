@@ -83,7 +83,7 @@ const throwing: Groth16Verifier = { verify: async () => Promise.reject(new Error
 describe('verifyReceipt (checks besides the pairing)', () => {
   it('passes a consistent receipt offline and says the chain was not consulted', async () => {
     const result = await verifyReceipt(handmadeReceipt(), { groth16: accepting });
-    assert.deepEqual(result, { valid: true, checks: { proof: true, publicSignals: true, merklePath: true, onChain: null }, errors: [] });
+    assert.deepEqual(result, { valid: true, checks: { proof: true, publicSignals: true, merklePath: true, onChain: null, signer: null }, errors: [] });
   });
 
   it('hands the pinned verification key, the public signals and the proof to the verifier', async () => {
@@ -139,6 +139,21 @@ describe('verifyReceipt (checks besides the pairing)', () => {
   it('never throws on a malformed receipt', async () => {
     const broken = { ...handmadeReceipt(), publicSignals: 'x', merklePath: null, proof: null } as unknown as Receipt;
     const result = await verifyReceipt(broken, { groth16: accepting });
-    assert.deepEqual(result.checks, { proof: false, publicSignals: false, merklePath: false, onChain: null });
+    assert.deepEqual(result.checks, { proof: false, publicSignals: false, merklePath: false, onChain: null, signer: null });
+    for (const nothing of [null, undefined, 'receipt', 42]) {
+      const answer = await verifyReceipt(nothing as unknown as Receipt, { groth16: accepting });
+      assert.deepEqual(answer, { valid: false, checks: { proof: false, publicSignals: false, merklePath: false, onChain: null, signer: null }, errors: ['the receipt is not an object'] });
+    }
+  });
+
+  it('checks a pinned signer offline: a receipt naming another signer is not valid', async () => {
+    const receipt = handmadeReceipt();
+    const pinned = await verifyReceipt(receipt, { groth16: accepting, signer: receipt.signer });
+    assert.equal(pinned.valid, true);
+    assert.equal(pinned.checks.signer, true);
+    const other = await verifyReceipt(receipt, { groth16: accepting, signer: '1111111111111111111111111111111111111111111' });
+    assert.equal(other.valid, false);
+    assert.equal(other.checks.signer, false);
+    assert.deepEqual(other.errors, [`the receipt names signer ${receipt.signer}, not 1111111111111111111111111111111111111111111`]);
   });
 });

@@ -46,7 +46,11 @@ export interface VerifyReceiptOptions {
    * proves consistency, not that the proof came from the operator's published circuit setup.
    */
   verificationKey?: object;
-  /** The operator's signing address; without it the receipt's `signer` is checked against the transaction. */
+  /**
+   * The operator's signing address: the receipt must name it (checked offline too), and with
+   * `rpcUrl` the transaction must be signed by it. Without it the transaction is checked against
+   * the receipt's own `signer`.
+   */
   signer?: string;
   fetch?: typeof fetch;
 }
@@ -63,6 +67,8 @@ export interface ReceiptVerification {
     merklePath: boolean;
     /** The transaction succeeded, was signed by the signer and its memo holds the root; null when offline. */
     onChain: boolean | null;
+    /** The receipt's `signer` is the pinned `options.signer`; null when none is pinned. */
+    signer: boolean | null;
   };
   /** Why each failed check failed. */
   errors: string[];
@@ -77,13 +83,17 @@ const MEMO_PROGRAMS = new Set(['MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr', 'M
  * Checks a receipt: the Groth16 proof, that its public signals are this receipt's root,
  * notification id and wallet, the Merkle path from the commitment to the root, and, given
  * `rpcUrl`, that the memo transaction landed, was signed by the receipt's signer and names the
- * root. Never throws for a bad receipt (the answer says what failed); throws only when no Groth16
- * verifier is available.
+ * root, and that it names the pinned `signer`. Never throws for a bad receipt, not even for one
+ * that is not an object (the answer says what failed); throws only when no Groth16 verifier is
+ * available.
  *
  * `valid` says the receipt proves delivery of `receipt.notificationId` to `receipt.wallet`:
  * compare those two with the notification and wallet you expect.
  */
 export async function verifyReceipt(receipt: Receipt, options: VerifyReceiptOptions = {}): Promise<ReceiptVerification> {
+  if (!receipt || typeof receipt !== 'object') {
+    return { valid: false, checks: { proof: false, publicSignals: false, merklePath: false, onChain: null, signer: null }, errors: ['the receipt is not an object'] };
+  }
   const errors: string[] = [];
   const check = (ok: boolean, why: string) => {
     if (!ok) errors.push(why);
@@ -92,12 +102,14 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyReceiptOpti
   const publicSignals = check(signalsMatch(receipt), "the public signals are not this receipt's root, notification id and wallet");
   const merklePath = check(pathLeadsToRoot(receipt), 'the Merkle path does not lead from the commitment to the root');
   const proof = check(await proofVerifies(receipt, options), 'the Groth16 proof does not verify');
+  // Offline too: a receipt naming another signer than the operator's is not the operator's.
+  const signer = options.signer === undefined ? null : check(receipt.signer === options.signer, `the receipt names signer ${receipt.signer}, not ${options.signer}`);
   let onChain: boolean | null = null;
   if (options.rpcUrl) {
     const problem = await memoProblem(receipt, options);
     onChain = check(problem === null, problem ?? '');
   }
-  return { valid: errors.length === 0, checks: { proof, publicSignals, merklePath, onChain }, errors };
+  return { valid: errors.length === 0, checks: { proof, publicSignals, merklePath, onChain, signer }, errors };
 }
 
 function field(value: unknown): bigint | undefined {

@@ -23,8 +23,8 @@ export const SIGNATURE_HEADER = 'x-service-signature';
  * matches (several are allowed, e.g. during a secret rotation) and `t` is within
  * `toleranceSeconds` of now; false for anything else, including a missing or malformed header or
  * a body that is neither a string nor bytes. Never throws for bad input: answer 401 on false.
- * Throws a TypeError only for programming errors: an empty secret, or a `toleranceSeconds` that is
- * not a finite number ≥ 0.
+ * Throws a TypeError only for programming errors: an empty secret, a `toleranceSeconds` that is
+ * not a finite number ≥ 0, or a `now` that is not a valid time.
  *
  * Pass the body exactly as received (the raw bytes or string), never re-serialized JSON.
  */
