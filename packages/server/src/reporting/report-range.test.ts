@@ -15,7 +15,10 @@ describe('report ranges', () => {
     assert.deepEqual(iso(parseDateRange('2025-03-01', '2025-03-31', NOW)), ['2025-03-01T00:00:00.000Z', '2025-04-01T00:00:00.000Z']);
     assert.deepEqual(iso(parseDateRange('2024-02-29', '2024-02-29', NOW)), ['2024-02-29T00:00:00.000Z', '2024-03-01T00:00:00.000Z']);
     assert.deepEqual(iso(parseDateRange('2025-03-01T10:30:00+02:00', '2025-03-02T00:00:01Z', NOW)), ['2025-03-01T08:00:00.000Z', '2025-03-02T01:00:00.000Z']);
-    assert.deepEqual(iso(parseDateRange('2025-03-01T10:00:00Z', '2025-03-01T10:00:00Z', NOW)), ['2025-03-01T10:00:00.000Z', '2025-03-01T10:00:00.000Z']);
+    // The end's hour is included whatever the minute: an end on the hour does not empty the range.
+    assert.deepEqual(iso(parseDateRange('2025-03-01T10:00:00Z', '2025-03-01T10:00:00Z', NOW)), ['2025-03-01T10:00:00.000Z', '2025-03-01T11:00:00.000Z']);
+    assert.deepEqual(iso(parseDateRange('2025-03-01', '2025-03-01T00:00:00Z', NOW)), ['2025-03-01T00:00:00.000Z', '2025-03-01T01:00:00.000Z']);
+    assert.deepEqual(iso(parseDateRange('2025-03-01T09:59:59Z', '2025-03-01T10:59:59.999Z', NOW)), ['2025-03-01T09:00:00.000Z', '2025-03-01T11:00:00.000Z']);
   });
 
   it('defaults to the 30 days up to the current hour, or before the end given', () => {

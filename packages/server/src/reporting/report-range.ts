@@ -7,7 +7,6 @@ const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
 const floorHour = (date: Date) => new Date(Math.floor(date.getTime() / HOUR_MS) * HOUR_MS);
-const ceilHour = (date: Date) => new Date(Math.ceil(date.getTime() / HOUR_MS) * HOUR_MS);
 
 /** First hour of a period that ends with the current UTC hour: 7d is that hour and the 167 before. */
 export function periodStart(period: Period, now: Date): Date {
@@ -36,7 +35,7 @@ export class RangeProblem extends Error {}
 /**
  * The half-open range [start, end) of `startDate` and `endDate`, in whole UTC hours. A date
  * (YYYY-MM-DD) is a whole UTC day, `endDate`'s included; a date-time with an offset is widened to
- * its hour (start down, end up). Without `endDate` the range ends with the current hour; without
+ * its hour, `endDate`'s included too (10:00:00 ends the range at 11:00, as 10:30 does). Without `endDate` the range ends with the current hour; without
  * `startDate` it starts 30 days before its end. Throws RangeProblem with a sentence naming the
  * parameter.
  */
@@ -51,7 +50,7 @@ export function parseDateRange(startDate: string | undefined, endDate: string | 
   const last = endDate !== undefined ? bound('endDate', endDate) : undefined;
   const first = startDate !== undefined ? bound('startDate', startDate) : undefined;
   if (last && first && last.at.getTime() < first.at.getTime()) throw new RangeProblem(`endDate (${endDate}) is before startDate (${startDate})`);
-  const end = !last ? new Date(floorHour(now).getTime() + HOUR_MS) : last.wholeDay ? new Date(last.at.getTime() + DAY_MS) : ceilHour(last.at);
+  const end = !last ? new Date(floorHour(now).getTime() + HOUR_MS) : last.wholeDay ? new Date(last.at.getTime() + DAY_MS) : new Date(floorHour(last.at).getTime() + HOUR_MS);
   const start = first ? floorHour(first.at) : new Date(end.getTime() - 30 * DAY_MS);
   if (start.getTime() >= end.getTime() && !last) throw new RangeProblem(`startDate (${startDate}) is after the current hour`);
   return { start, end };
