@@ -14,6 +14,8 @@ export interface DispatchRow {
   endpoint_id: string;
   url: string;
   secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: Date | null;
   is_active: boolean;
 }
 
@@ -46,7 +48,7 @@ export async function claimDeliveries(db: Queryable, { now, limit, leaseMs }: { 
 export async function loadDispatchRows(db: Queryable, ids: string[]): Promise<DispatchRow[]> {
   return db.query<DispatchRow>(
     `SELECT d.id, d.attempts, d.locked_until, d.event_id, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at,
-            d.endpoint_id, w.url, w.secret_enc, w.is_active
+            d.endpoint_id, w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_expires_at, w.is_active
      FROM webhook_deliveries d
      JOIN events e ON e.id = d.event_id
      JOIN webhook_endpoints w ON w.id = d.endpoint_id

@@ -6,6 +6,7 @@ import { eventEnvelope } from './event-payloads.js';
 import { fanOutEvents } from './fan-out-events.js';
 import { tableStatistics } from '../db/table-statistics.js';
 import { FAILING_ENDPOINT_LIMIT_MS, nextAttemptAt } from './retry-schedule.js';
+import { signingSecrets } from './webhook-secret.js';
 import type { WebhookSender } from './webhook-sender.js';
 
 /** Successful attempts of a chain written in one statement, at most. */
@@ -111,7 +112,7 @@ export class WebhookDispatcher {
     const endpointId = rows[0].endpoint_id;
     const ids = (from: number) => rows.slice(from).map((row) => row.id);
     if (!rows[0].is_active) return failDeliveries(db, ids(0), lease, 'endpoint is inactive', now());
-    const secret = this.deps.secrets.decrypt(rows[0].secret_enc);
+    const secret = signingSecrets(this.deps.secrets, rows[0], now());
     const target = await this.options.sender.target(rows[0].url);
     let successes: SuccessRecord[] = [];
     let timer: NodeJS.Timeout | undefined;
@@ -150,7 +151,7 @@ export class WebhookDispatcher {
   }
 
   /** One signed request for a delivery. */
-  private post(row: DispatchRow, secret: string, target: Awaited<ReturnType<WebhookSender['target']>>): Promise<PostResult> {
+  private post(row: DispatchRow, secret: string[], target: Awaited<ReturnType<WebhookSender['target']>>): Promise<PostResult> {
     const body = JSON.stringify(eventEnvelope({ id: row.event_id, type: row.event_type, data: row.event_data, created_at: row.event_created_at }));
     return this.options.sender.send(target, secret, body);
   }

@@ -3,9 +3,19 @@ import type { EventType } from '../events/record-event.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { tierOf } from '../tiers.js';
-import { countEndpoints, deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, lockProtocol, updateEndpoint, type EndpointRow } from './endpoint-store.js';
+import {
+  countEndpoints,
+  deleteEndpoint,
+  findEndpoint,
+  insertEndpoint,
+  listEndpoints,
+  lockProtocol,
+  rotateEndpointSecret,
+  updateEndpoint,
+  type EndpointRow,
+} from './endpoint-store.js';
 import { resolveWebhookTarget, TargetRefusedError, webhookUrlProblem } from './resolve-target.js';
-import { newWebhookSecret } from './webhook-secret.js';
+import { DEFAULT_PREVIOUS_SECRET_SECONDS, newWebhookSecret } from './webhook-secret.js';
 
 export interface EndpointView {
   id: string;
@@ -84,6 +94,47 @@ export async function changeEndpoint(
   const row = await updateEndpoint(deps.db, protocolId, id, { ...changes, now: deps.now() });
   if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
   return endpointView(row);
+}
+
+/** GET /v1/webhooks/:id: the endpoint, with its dates, why it is inactive, and its rotation's end. */
+export async function endpointDetail(deps: Deps, protocolId: string, id: string) {
+  const row = await requireEndpoint(deps, protocolId, id);
+  return {
+    ...endpointView(row),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    disabledReason: row.is_active ? null : row.disabled_reason,
+    previousSecretExpiresAt: previousExpiry(row, deps.now()),
+  };
+}
+
+function previousExpiry(row: EndpointRow, now: Date): string | null {
+  return row.previous_secret_enc !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now
+    ? row.previous_secret_expires_at.toISOString()
+    : null;
+}
+
+/**
+ * Gives the endpoint a new secret, shown in this answer only. The secret replaced stays valid for
+ * `previousSecretExpiresInSeconds` (requests are signed with both until then, so a receiver can
+ * switch without refusing an event); a secret replaced by an earlier rotation is dropped.
+ */
+export async function rotateSecret(
+  deps: Deps,
+  protocolId: string,
+  id: string,
+  input: { previousSecretExpiresInSeconds?: number } | undefined,
+): Promise<EndpointView & { secret: string; previousSecretExpiresAt: string | null }> {
+  const secret = newWebhookSecret();
+  const now = deps.now();
+  const keepMs = (input?.previousSecretExpiresInSeconds ?? DEFAULT_PREVIOUS_SECRET_SECONDS) * 1000;
+  const row = await rotateEndpointSecret(deps.db, protocolId, id, {
+    secretEnc: deps.secrets.encrypt(secret),
+    previousExpiresAt: new Date(now.getTime() + keepMs),
+    now,
+  });
+  if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
+  return { ...endpointView(row), secret, previousSecretExpiresAt: previousExpiry(row, now) };
 }
 
 /** Deletes the endpoint with its delivery log. */

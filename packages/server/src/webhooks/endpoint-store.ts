@@ -7,6 +7,9 @@ export interface EndpointRow {
   events: string[];
   is_active: boolean;
   secret_enc: string;
+  /** The secret a rotation replaced, still signed with until previous_secret_expires_at. */
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: Date | null;
   failing_since: Date | null;
   disabled_reason: string | null;
   created_at: Date;
@@ -69,6 +72,30 @@ export async function updateEndpoint(
      WHERE id = $1 AND protocol_id = $2
      RETURNING *`,
     [id, protocolId, changes.url ?? null, changes.events ?? null, changes.isActive ?? null, changes.now],
+  );
+  return row;
+}
+
+/**
+ * Replaces the secret, keeping the one replaced until `previousExpiresAt` (a past or present
+ * instant drops it at once). A secret replaced before and still valid is dropped: only the last
+ * one stays valid beside the new one.
+ */
+export async function rotateEndpointSecret(
+  db: Queryable,
+  protocolId: string,
+  id: string,
+  change: { secretEnc: string; previousExpiresAt: Date; now: Date },
+): Promise<EndpointRow | undefined> {
+  const [row] = await db.query<EndpointRow>(
+    `UPDATE webhook_endpoints SET
+       previous_secret_enc = CASE WHEN $4::timestamptz > $5::timestamptz THEN secret_enc END,
+       previous_secret_expires_at = CASE WHEN $4::timestamptz > $5::timestamptz THEN $4::timestamptz END,
+       secret_enc = $3,
+       updated_at = $5
+     WHERE id = $1 AND protocol_id = $2
+     RETURNING *`,
+    [id, protocolId, change.secretEnc, change.previousExpiresAt, change.now],
   );
   return row;
 }

@@ -3,8 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
 import { errorResponses } from '../http/schemas.js';
-import { changeEndpoint, createEndpoint, listEndpointViews, removeEndpoint, requireEndpoint } from './endpoint-service.js';
-import { CreatedWebhook, CreateWebhookBody, UpdateWebhookBody, WebhookParams, WebhookView } from './schemas.js';
+import { changeEndpoint, createEndpoint, endpointDetail, listEndpointViews, removeEndpoint, requireEndpoint, rotateSecret } from './endpoint-service.js';
+import { CreatedWebhook, CreateWebhookBody, RotatedWebhook, RotateSecretBody, UpdateWebhookBody, WebhookDetail, WebhookParams, WebhookView } from './schemas.js';
 import { sendTestEvent } from './send-test-event.js';
 import { WebhookSender } from './webhook-sender.js';
 
@@ -33,6 +33,37 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
     '/v1/webhooks',
     { schema: { tags, summary: "The protocol's endpoints, oldest first (secrets are never shown)", response: { 200: Type.Array(WebhookView), ...errorResponses(401, 429) } } },
     async (request) => listEndpointViews(deps, request.auth!.protocol.id),
+  );
+
+  api.get(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'One endpoint, with its dates and why it is inactive (the secret is never shown)',
+        params: WebhookParams,
+        response: { 200: WebhookDetail, ...errorResponses(401, 404, 429) },
+      },
+    },
+    async (request) => endpointDetail(deps, request.auth!.protocol.id, request.params.id),
+  );
+
+  api.post(
+    '/v1/webhooks/:id/rotate-secret',
+    {
+      // The body is optional: none is the defaults.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        tags,
+        summary: 'Replace the signing secret; the new one is shown only in this answer, the old one stays valid for a while (default 24 h)',
+        params: WebhookParams,
+        body: RotateSecretBody,
+        response: { 200: RotatedWebhook, ...errorResponses(400, 401, 404, 415, 429) },
+      },
+    },
+    async (request) => rotateSecret(deps, request.auth!.protocol.id, request.params.id, request.body),
   );
 
   api.patch(

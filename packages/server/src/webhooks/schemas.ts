@@ -27,6 +27,37 @@ export const CreatedWebhook = Type.Composite([
   Type.Object({ secret: Type.String({ description: 'Signing secret (whsec_…); shown only in this answer' }) }),
 ]);
 
+const SECONDS_IN_WEEK = 7 * 24 * 60 * 60;
+
+export const RotateSecretBody = Type.Object({
+  previousSecretExpiresInSeconds: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: SECONDS_IN_WEEK,
+      default: 24 * 60 * 60,
+      description: 'How long the secret replaced stays valid (requests are signed with both until then); 0 drops it at once. Default 24 hours, at most 7 days.',
+    }),
+  ),
+});
+
+export const WebhookDetail = Type.Composite([
+  WebhookView,
+  Type.Object({
+    createdAt: IsoDateTime,
+    updatedAt: IsoDateTime,
+    disabledReason: Type.Union([Type.String(), Type.Null()], { description: 'Why the endpoint was set inactive, when it was' }),
+    previousSecretExpiresAt: Type.Union([IsoDateTime, Type.Null()], { description: 'Until when the secret a rotation replaced is still signed with; null when none is' }),
+  }),
+]);
+
+export const RotatedWebhook = Type.Composite([
+  WebhookView,
+  Type.Object({
+    secret: Type.String({ description: 'The new signing secret (whsec_…); shown only in this answer' }),
+    previousSecretExpiresAt: Type.Union([IsoDateTime, Type.Null()], { description: 'Until when the secret replaced is still signed with; null when it was dropped at once' }),
+  }),
+]);
+
 export const WebhookParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 export const DeliveryParams = Type.Object({ id: Type.String({ maxLength: 100 }), deliveryId: Type.String({ maxLength: 100 }) });
 export const DeliveryQuery = Type.Object(pageQuery(20));

@@ -5,6 +5,7 @@ import { insertLeasedDelivery } from './delivery-log-store.js';
 import { recordAttempt } from './delivery-store.js';
 import type { EndpointRow } from './endpoint-store.js';
 import { eventEnvelope, notificationEventData } from './event-payloads.js';
+import { signingSecrets } from './webhook-secret.js';
 import type { WebhookSender } from './webhook-sender.js';
 
 /** The wallet of the synthetic event: the all-ones address (Solana's system program), never a recipient. */
@@ -33,7 +34,7 @@ export async function sendTestEvent(deps: Deps, sender: WebhookSender, endpoint:
     return id;
   });
   const body = JSON.stringify(eventEnvelope({ id: eventId, type: 'notification.delivered', data, created_at: now }));
-  const result = await sender.send(await sender.target(endpoint.url), deps.secrets.decrypt(endpoint.secret_enc), body);
+  const result = await sender.send(await sender.target(endpoint.url), signingSecrets(deps.secrets, endpoint, deps.now()), body);
   const finished = deps.now();
   await recordAttempt(deps.db, {
     deliveryId,

@@ -7,3 +7,20 @@ import { randomBytes } from 'node:crypto';
 export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;
 }
+
+/** How long a replaced secret stays valid by default: Svix's 24 hours. */
+export const DEFAULT_PREVIOUS_SECRET_SECONDS = 24 * 60 * 60;
+
+/**
+ * The secrets a request to the endpoint is signed with: its secret, then the one a rotation
+ * replaced while that one is still valid.
+ */
+export function signingSecrets(
+  secrets: { decrypt(stored: string): string },
+  endpoint: { secret_enc: string; previous_secret_enc: string | null; previous_secret_expires_at: Date | null },
+  now: Date,
+): string[] {
+  const current = secrets.decrypt(endpoint.secret_enc);
+  const previousValid = endpoint.previous_secret_enc !== null && endpoint.previous_secret_expires_at !== null && endpoint.previous_secret_expires_at > now;
+  return previousValid ? [current, secrets.decrypt(endpoint.previous_secret_enc!)] : [current];
+}

@@ -34,7 +34,7 @@ export class WebhookSender {
   }
 
   /** One signed POST of `body`; the signature's timestamp is taken now, so each attempt has its own. */
-  async send(target: WebhookTarget | TargetRefusedError, secret: string, body: string): Promise<PostResult> {
+  async send(target: WebhookTarget | TargetRefusedError, secret: string | readonly string[], body: string): Promise<PostResult> {
     if (target instanceof TargetRefusedError) {
       return { ok: false, statusCode: null, latencyMs: 0, responseBody: null, error: `not sent: ${target.message}` };
     }
