@@ -63,7 +63,7 @@ describe('herald subscription, wallet, webhook and schedule commands', () => {
     assert.equal((await herald(['wallet', 'status', 'not-a-wallet'])).code, 2);
   });
 
-  it('webhook create, list, test, deliveries, update and delete against a real receiver', async () => {
+  it('webhook create, list, test, deliveries, rotate-secret, get, update and delete against a real receiver', async () => {
     const created = await ok(['webhook', 'create', '--url', `${receiver.url}/hooks`, '--events', 'notification.delivered,notification.failed']);
     assert.deepEqual(Object.keys(created).sort(), ['events', 'id', 'isActive', 'secret', 'url']);
     assert.match(created.secret, /^whsec_/);
@@ -88,7 +88,24 @@ describe('herald subscription, wallet, webhook and schedule commands', () => {
     const deliveries = await ok(['webhook', 'deliveries', created.id]);
     assert.deepEqual(Object.keys(deliveries).sort(), ['data', 'page', 'total']);
     assert.deepEqual(deliveries.data.map((d: any) => [d.status, d.lastStatusCode]), [['failed', 500], ['succeeded', 200]]);
+
     assert.match((await herald(['webhook', 'deliveries', created.id])).stdout, /^ID\s+EVENT\s+STATUS\s+ATTEMPTS\s+LAST\s+CREATED/);
+
+    receiver.answer = () => ({ status: 200, body: 'ok' });
+    const rotated = await ok(['webhook', 'rotate-secret', created.id, '--keep-previous', '600']);
+    assert.deepEqual(Object.keys(rotated).sort(), ['events', 'id', 'isActive', 'previousSecretExpiresAt', 'secret', 'url']);
+    assert.notEqual(rotated.secret, created.secret);
+    const detail = await ok(['webhook', 'get', created.id]);
+    assert.equal(detail.previousSecretExpiresAt, rotated.previousSecretExpiresAt);
+    assert.match((await herald(['webhook', 'get', created.id])).stdout, /old secret valid until\s+\d{4}-/);
+    const seen = receiver.requests.length;
+    assert.deepEqual(await ok(['webhook', 'test', created.id]), { sent: true });
+    const signedTwice = receiver.requests[seen];
+    for (const secret of [created.secret, rotated.secret]) assert.ok(verifyWebhookSignature(signedTwice.body, signedTwice.headers['x-service-signature'] as string, secret));
+    assert.equal((await herald(['webhook', 'rotate-secret', created.id, '--keep-previous', '-1'])).code, 2);
+    const human = await herald(['webhook', 'rotate-secret', created.id, '--keep-previous', '0']);
+    assert.match(human.stdout, /secret\s+whsec_/);
+    assert.match(human.stdout, /old secret valid until\s+no longer valid/);
 
     const paused = await ok(['webhook', 'update', created.id, '--no-active', '--events', 'quota.exceeded']);
     assert.deepEqual([paused.isActive, paused.events], [false, ['quota.exceeded']]);

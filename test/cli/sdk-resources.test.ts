@@ -175,6 +175,23 @@ describe('SDK resources against a live gateway: exact field names', () => {
 
     const replayed = await herald.webhooks.retryDelivery(created.id, delivery.id);
     assert.deepEqual([replayed.id, replayed.status], [delivery.id, 'pending']);
+
+    const detail = await herald.webhooks.get(created.id);
+    assert.deepEqual(keys(detail), ['createdAt', 'disabledReason', 'events', 'id', 'isActive', 'previousSecretExpiresAt', 'updatedAt', 'url']);
+    const rotated = await herald.webhooks.rotateSecret(created.id, { previousSecretExpiresInSeconds: 3600 });
+    assert.deepEqual(keys(rotated), ['events', 'id', 'isActive', 'previousSecretExpiresAt', 'secret', 'url']);
+    assert.notEqual(rotated.secret, created.secret);
+    assert.equal((await herald.webhooks.get(created.id)).previousSecretExpiresAt, rotated.previousSecretExpiresAt);
+    // Until then, one request verifies with either secret (the test event is sent before test answers).
+    const tests = () => receiver.requests.filter((r) => JSON.parse(r.body).data.notification_id.startsWith('test_'));
+    const before = tests().length;
+    assert.deepEqual(await herald.webhooks.test(created.id), { sent: true });
+    const rotatedRequest = tests()[before];
+    assert.ok(rotatedRequest);
+    for (const secret of [created.secret, rotated.secret]) {
+      assert.ok(verifyWebhookSignature(rotatedRequest.body, rotatedRequest.headers['x-service-signature'] as string, secret));
+    }
+    assert.equal((await apiError(herald.webhooks.rotateSecret('wh_missing'))).code, 'WEBHOOK_NOT_FOUND');
     assert.equal(await herald.webhooks.delete(created.id), undefined);
     assert.deepEqual(await herald.webhooks.list(), []);
     assert.equal((await apiError(herald.webhooks.test(created.id))).statusCode, 404);

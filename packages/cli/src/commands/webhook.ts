@@ -18,7 +18,7 @@ function showWebhook(out: Output, hook: Webhook): void {
   ]);
 }
 
-/** `herald webhook list | create | update | delete | test | deliveries | retry`. */
+/** `herald webhook list | get | create | update | rotate-secret | delete | test | deliveries | retry`. */
 export function registerWebhook(program: Command, contextOf: ContextOf): void {
   const webhook = program.command('webhook').description('endpoints that receive signed delivery, receipt and quota events');
 
@@ -34,6 +34,45 @@ export function registerWebhook(program: Command, contextOf: ContextOf): void {
           ['ID', 'ACTIVE', 'URL', 'EVENTS'],
           hooks.map((h) => [h.id, h.isActive ? 'yes' : out.style.red('no'), h.url, h.events.join(',')]),
         );
+      });
+    });
+
+  webhook
+    .command('get')
+    .description('one endpoint, with its dates and why it is inactive (never the secret)')
+    .argument('<id>', 'webhook id (wh_…)')
+    .action(async (id: string, _flags: unknown, command: Command) => {
+      const context = contextOf(command);
+      const hook = await context.herald().webhooks.get(id);
+      const { out } = context;
+      out.result(hook, () => {
+        showWebhook(out, hook);
+        out.fields([
+          ['created', hook.createdAt],
+          ['updated', hook.updatedAt],
+          ...(hook.disabledReason ? [['disabled', hook.disabledReason] as [string, string]] : []),
+          ...(hook.previousSecretExpiresAt ? [['old secret valid until', hook.previousSecretExpiresAt] as [string, string]] : []),
+        ]);
+      });
+    });
+
+  webhook
+    .command('rotate-secret')
+    .description('give an endpoint a new signing secret, shown once; the old one stays valid for a while (default 24 h)')
+    .argument('<id>', 'webhook id (wh_…)')
+    .option('--keep-previous <seconds>', 'how long the old secret stays valid, 0-604800 (default 86400); requests are signed with both until then', integerIn(0, 604_800))
+    .action(async (id: string, flags: { keepPrevious?: number }, command: Command) => {
+      const context = contextOf(command);
+      const params = flags.keepPrevious !== undefined ? { previousSecretExpiresInSeconds: flags.keepPrevious } : {};
+      const rotated = await context.herald().webhooks.rotateSecret(id, params);
+      const { out } = context;
+      out.result(rotated, () => {
+        out.line(out.style.green(`New secret for webhook ${rotated.id}`));
+        out.fields([
+          ['secret', rotated.secret],
+          ['old secret valid until', rotated.previousSecretExpiresAt ?? 'no longer valid'],
+        ]);
+        out.note(out.style.yellow('Store the secret now: it is not shown again. Until the old one expires, requests carry a signature for each.'));
       });
     });
 

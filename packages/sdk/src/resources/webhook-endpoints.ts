@@ -17,6 +17,29 @@ export interface CreatedWebhook extends Webhook {
   secret: string;
 }
 
+/** One endpoint as `get` answers it (never its secret). */
+export interface WebhookDetail extends Webhook {
+  createdAt: string;
+  updatedAt: string;
+  /** Why the endpoint is inactive (`deactivated through the API`, or after failing for days); null while active. */
+  disabledReason: string | null;
+  /** Until when the secret a rotation replaced is still signed with; null when none is. */
+  previousSecretExpiresAt: string | null;
+}
+
+/** The rotate-secret answer: the only time the new secret is shown. */
+export interface RotatedWebhook extends Webhook {
+  /** The new `whsec_…` secret. */
+  secret: string;
+  /** Until when the secret replaced is still signed with (beside the new one); null when it was dropped at once. */
+  previousSecretExpiresAt: string | null;
+}
+
+export interface RotateSecretParams {
+  /** How long the secret replaced stays valid, 0–604800 seconds; default 86400 (24 hours). */
+  previousSecretExpiresInSeconds?: number;
+}
+
 export interface CreateWebhookParams {
   /** Absolute http(s) URL. */
   url: string;
@@ -91,6 +114,24 @@ export class Webhooks {
    */
   list(options?: RequestOptions): Promise<Webhook[]> {
     return this.core.request({ method: 'GET', path: '/v1/webhooks' }, options);
+  }
+
+  /**
+   * One endpoint, with its dates and why it is inactive; an unknown id throws 404 `WEBHOOK_NOT_FOUND`.
+   * @example const { isActive, disabledReason } = await herald.webhooks.get(id);
+   */
+  get(id: string, options?: RequestOptions): Promise<WebhookDetail> {
+    return this.core.request({ method: 'GET', path: webhookPath(id) }, options);
+  }
+
+  /**
+   * Replaces the signing secret. Store `secret` at once: it is not shown again. Requests are
+   * signed with the new and the old secret until `previousSecretExpiresAt` (24 hours by default),
+   * so deploy the new one to the receiver within that time.
+   * @example const { secret } = await herald.webhooks.rotateSecret(id, { previousSecretExpiresInSeconds: 3600 });
+   */
+  rotateSecret(id: string, params: RotateSecretParams = {}, options?: RequestOptions): Promise<RotatedWebhook> {
+    return this.core.request({ method: 'POST', path: `${webhookPath(id)}/rotate-secret`, body: params }, options);
   }
 
   /**
