@@ -9,8 +9,11 @@
  *   (`queued_count` of `total_subscribers`); a subscriber none of whose subscribed channels is
  *   verified gets a `failed` notification instead, and wallets that unsubscribed are left out.
  * - Below the Growth tier the gateway answers 403 `TIER_REQUIRED`.
+ * - The broadcast carries an idempotency key naming the announcement (`BROADCAST_KEY`): the SDK may
+ *   then retry it after a lost answer, and running the script again answers with the first
+ *   broadcast instead of messaging every subscriber twice.
  *
- * Run: HERALD_API_KEY=… HERALD_BASE_URL=… HERALD_WALLETS=<address>,<address> CHANNELS=email,telegram \
+ * Run: HERALD_API_KEY=… HERALD_BASE_URL=… HERALD_WALLETS=<address>,<address> CHANNELS=email,telegram BROADCAST_KEY=upgrade-2026-06 \
  *   node --import tsx examples/broadcast.ts
  * Prints `{subscribed, skipped, broadcast}` as JSON with the final counts; exits 0 when every message
  * reached a final status, 1 when some were still in flight after 60 s or on an error (a tier below
@@ -61,11 +64,14 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<number
   const herald = new Herald({ apiKey: env.HERALD_API_KEY, baseUrl: env.HERALD_BASE_URL });
   try {
     const { subscribed, skipped } = await subscribeAll(herald, wallets, channels);
-    const accepted = await herald.broadcasts.send({
-      subject: 'Protocol upgrade tonight',
-      body: 'The protocol upgrades at **22:00 UTC**. Deposits pause for about 10 minutes.',
-      category: 'governance',
-    });
+    const accepted = await herald.broadcasts.send(
+      {
+        subject: 'Protocol upgrade tonight',
+        body: 'The protocol upgrades at **22:00 UTC**. Deposits pause for about 10 minutes.',
+        category: 'governance',
+      },
+      { idempotencyKey: env.BROADCAST_KEY ?? 'announcement-protocol-upgrade' },
+    );
     console.error(`Broadcast ${accepted.broadcast_id}: ${accepted.queued_count} of ${accepted.total_subscribers} subscribers queued`);
     const broadcast = await followBroadcast(herald, accepted.broadcast_id);
     console.log(JSON.stringify({ subscribed, skipped, broadcast }));

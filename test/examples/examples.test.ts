@@ -282,6 +282,11 @@ describe('examples/ against a live gateway', () => {
     assert.match(run.stderr, new RegExp(`Broadcast ${broadcast.broadcast_id}: 2 of 3 subscribers queued`));
     const stored = await sdk(acme.apiKey).broadcasts.get(broadcast.broadcast_id);
     assert.equal(stored.counts.delivered, 2);
+    // Run again with the same announcement key: the first broadcast, nobody messaged twice.
+    const again = await runExample('broadcast', env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.json().broadcast.broadcast_id, broadcast.broadcast_id);
+    assert.equal((await sdk(acme.apiKey).notifications.list({ limit: 100 })).total, 3);
     assert.deepEqual((await sdk(acme.apiKey).subscriptions.get(email)).channels, ['email', 'telegram']);
 
     const developer = await gw.createProtocol({ tier: 0, name: 'Developer' });
