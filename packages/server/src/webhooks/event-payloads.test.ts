@@ -63,4 +63,12 @@ describe('webhook event payloads', () => {
     assert.deepEqual(envelope, { id: 'evt_1', type: 'quota.exceeded', created: 1772445600, data: { limit: 1000 } });
     assert.deepEqual(Object.keys(envelope), ['id', 'type', 'created', 'data']);
   });
+
+  it("sends data fields in the contract's order whatever order storage gave them (jsonb: shortest key first)", () => {
+    const stored = { wallet: 'W', channel: 'email', attempts: 2, reason: 'r', delivered_at: null, notification_id: 'n', extra: 1 };
+    const envelope = eventEnvelope({ id: 'evt_2', type: 'notification.bounced', data: stored, created_at: new Date(0) });
+    assert.deepEqual(Object.keys(envelope.data), ['notification_id', 'wallet', 'channel', 'delivered_at', 'reason', 'attempts', 'extra']);
+    const receipt = eventEnvelope({ id: 'evt_3', type: 'receipt.confirmed', data: { confirmed_at: 'c', receipt_tx: 't', wallet: 'W', notification_id: 'n', channel: 'sms', delivered_at: 'd' }, created_at: new Date(0) });
+    assert.deepEqual(Object.keys(receipt.data), ['notification_id', 'wallet', 'channel', 'delivered_at', 'receipt_tx', 'confirmed_at']);
+  });
 });

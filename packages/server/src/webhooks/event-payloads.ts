@@ -61,7 +61,38 @@ export interface EventEnvelope {
   data: Record<string, unknown>;
 }
 
+/**
+ * The order `data` fields are sent in: the contract's (notification_id, wallet, channel,
+ * delivered_at), then the others. Events are stored as jsonb, which keeps keys in an order of its
+ * own (shortest first); a reader may rely on neither, but people read the body too.
+ */
+const DATA_ORDER = [
+  'notification_id',
+  'wallet',
+  'channel',
+  'delivered_at',
+  'reason',
+  'attempts',
+  'receipt_tx',
+  'confirmed_at',
+  'protocol_id',
+  'period',
+  'period_start',
+  'resets_at',
+  'limit',
+  'usage',
+  'exceeded_at',
+];
+const rank = (key: string) => {
+  const at = DATA_ORDER.indexOf(key);
+  return at === -1 ? DATA_ORDER.length : at;
+};
+
+function ordered(data: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(data).sort(([a], [b]) => rank(a) - rank(b)));
+}
+
 /** The body every webhook request carries: `{id, type, created, data}`. */
 export function eventEnvelope(event: { id: string; type: string; data: Record<string, unknown>; created_at: Date }): EventEnvelope {
-  return { id: event.id, type: event.type as EventType, created: Math.floor(event.created_at.getTime() / 1000), data: event.data };
+  return { id: event.id, type: event.type as EventType, created: Math.floor(event.created_at.getTime() / 1000), data: ordered(event.data) };
 }
