@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import bs58 from 'bs58';
 import { verifyReceipt, type Receipt, type ReceiptVerification } from '../../packages/sdk/src/receipts.js';
-import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { loadConfig } from '../../packages/server/src/config.js';
+import { createLogger } from '../../packages/server/src/runtime.js';
+import { call, startGateway, testEnv, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
 import { startSolanaRpc, type SolanaRpc } from './solana-rpc.js';
 
@@ -143,6 +148,41 @@ describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
       assert.notEqual(proof.signer, broke.address);
     } finally {
       await poor.close();
+    }
+  });
+});
+
+describe('receipts when the Solana RPC node answers HTTP errors', () => {
+  it('fails the receipt after the last attempt, logging each failure (the node errors are frozen objects)', async () => {
+    // A node behind a proxy that answers 404 to everything, as a wrong RPC URL does.
+    const node = createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found'));
+    await new Promise<void>((resolve) => node.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
+    const lines: string[] = [];
+    const env = { ...clusterEnv({ url } as SolanaRpc, keypair().json), LOG_LEVEL: 'warn' };
+    const logger = createLogger(loadConfig(testEnv(env)), new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    const gateway = await startGateway({ env, logger });
+    try {
+      const protocol = await gateway.createProtocol({ name: 'Misconfigured' });
+      const id = await (async () => {
+        const wallet = await registeredWallet(gateway.url, { telegramChatId: '7' });
+        const res = await call(gateway.url, protocol.apiKey, 'POST', '/v1/notify', { wallet, subject: 's', body: 'b', category: 'defi', receipt: true });
+        assert.equal(res.status, 202, JSON.stringify(res.body));
+        return res.body.notificationId as string;
+      })();
+      const failed = await waitFor(async () => {
+        const body = (await call(gateway.url, protocol.apiKey, 'GET', `/v1/notifications/${id}`)).body;
+        return body.receipt_status === 'failed' ? body : undefined;
+      }, PROOF_WAIT_MS, 100);
+      assert.match(failed.receipt_failure_reason, /^on-chain write failed: .+ \(gave up after 3 attempts\)$/);
+      const [batch] = await gateway.herald.deps.db.query('SELECT b.attempts FROM receipt_batches b JOIN receipts r ON r.batch_id = b.id WHERE r.notification_id = $1', [id]);
+      assert.equal(batch.attempts, 3, 'no attempt beyond the last');
+      const logged = lines.map((line) => JSON.parse(line));
+      assert.ok(logged.some((entry) => entry.err && typeof entry.err.message === 'string'), 'the failures are logged with their error');
+      assert.ok(!logged.some((entry) => /job loop pass failed/.test(entry.msg)), lines.join(''));
+    } finally {
+      await gateway.close();
+      await new Promise((resolve) => node.close(resolve));
     }
   });
 });

@@ -24,6 +24,7 @@ import { createDeliveryWorker } from './delivery/worker.js';
 import { createScheduleWorker } from './schedules/schedule-worker.js';
 import { receiptLoop } from './receipts/receipt-loop.js';
 import { requestLogCompactor } from './request-log/compact-segments.js';
+import { serializeError } from './serialize-error.js';
 
 export interface Herald {
   deps: Deps;
@@ -42,12 +43,15 @@ export interface StartOptions {
   routes?: ExtraRoutes;
 }
 
-export function createLogger(config: Config): Logger {
-  return pino({
+/** The gateway's logger: JSON lines on stdout, or on `destination` (tests read them there). */
+export function createLogger(config: Config, destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level: config.logLevel,
     base: { service: 'herald', role: config.role },
     redact: { paths: ['req.headers.authorization', '*.apiKey', '*.secret', '*.token', '*.email', '*.phone'], censor: '[redacted]' },
-  });
+    serializers: { err: serializeError },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Reads a secret file of the embedded data dir, or creates it (0600) with `make()`. */
