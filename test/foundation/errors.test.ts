@@ -70,6 +70,14 @@ describe('error model', () => {
     assert.match(res.body.message, /JSON/);
   });
 
+  it('answers an unknown path 404 and a known path with another method 405 whatever the body holds', async () => {
+    const unknown = await call(gw.url, acme.apiKey, 'POST', '/v2/notify', '{bad');
+    assert.deepEqual([unknown.status, unknown.body.code], [404, 'NOT_FOUND']);
+    const wrongMethod = await call(gw.url, acme.apiKey, 'POST', '/v1/protocols/me', '{bad');
+    assert.deepEqual([wrongMethod.status, wrongMethod.body.code], [405, 'METHOD_NOT_ALLOWED']);
+    assert.equal(wrongMethod.headers.get('allow'), 'GET, HEAD');
+  });
+
   it('answers an oversize body with 413', async () => {
     const res = await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', { name: 'x'.repeat(70_000), tier: 1 });
     assert.equal(res.status, 413);

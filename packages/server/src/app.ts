@@ -74,6 +74,8 @@ export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<F
   // Only JSON is accepted: anything else (including text/plain) is 415.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // An unknown path (or a known one with another method) answers 404 or 405 whatever its body.
+    if (request.is404) return done(null, undefined);
     try {
       // A compressed body would be read as if it were JSON text: refused rather than misread.
       const encoding = request.headers['content-encoding'];

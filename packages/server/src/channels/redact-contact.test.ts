@@ -15,6 +15,12 @@ describe('redactContact', () => {
     assert.equal(redactContact("The 'To' number +1 (415) 555-0123 is not valid", 'sms', '+14155550123'), "The 'To' number [number] is not valid");
     assert.equal(redactContact('To +14155550123 failed', 'sms', '+14155550123'), 'To [recipient] failed');
     assert.equal(redactContact('sid SM0123456789abcdef status 21610', 'sms', '+14155550123'), 'sid SM0123456789abcdef status 21610');
+    // Twilio repeats the number without its +.
+    assert.equal(
+      redactContact("The 'To' number +14155550166 is not a valid phone number (14155550166).", 'sms', '+14155550166'),
+      "The 'To' number [recipient] is not a valid phone number ([number]).",
+    );
+    assert.equal(redactContact('to 4155550166 and 0044207946000', 'sms', '+14155550123'), 'to [number] and [number]');
   });
 
   it('masks a Telegram chat id only where it appears whole, and leaves short ids alone', () => {
