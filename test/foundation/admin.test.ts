@@ -77,6 +77,7 @@ describe('admin API', () => {
     assert.match(res.body.createdAt, ISO);
     assert.match(res.body.apiKey, /^hrld_live_[A-Za-z0-9]{40}$/);
     assert.match(res.body.sandboxApiKey, /^hrld_test_[A-Za-z0-9]{40}$/);
+    assert.equal(res.headers.get('cache-control'), 'no-store', 'an answer holding keys is not cached');
 
     const got = await admin('GET', `/v1/admin/protocols/${res.body.id}`);
     assert.equal(got.status, 200);

@@ -48,6 +48,7 @@ describe('webhook secret rotation and GET /v1/webhooks/:id', () => {
 
     const rotated = await rotate(hook.id);
     assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
+    assert.equal(rotated.headers.get('cache-control'), 'no-store', 'an answer holding a secret is not cached');
     assert.deepEqual(Object.keys(rotated.body).sort(), ['events', 'id', 'isActive', 'previousSecretExpiresAt', 'secret', 'url']);
     assert.match(rotated.body.secret, /^whsec_[A-Za-z0-9_-]{43}$/);
     assert.notEqual(rotated.body.secret, hook.secret);
@@ -117,6 +118,10 @@ describe('webhook secret rotation and GET /v1/webhooks/:id', () => {
         assert.equal(res.body.code, 'WEBHOOK_NOT_FOUND');
       }
     }
+    // A sandbox key shares the endpoints but may not take over their signing.
+    const sandbox = await rotate(hook.id, {}, acme.sandboxApiKey);
+    assert.equal(sandbox.status, 403);
+    assert.deepEqual([sandbox.body.code, sandbox.body.message], ['FORBIDDEN', 'Rotating a webhook secret needs a live key (hrld_live_…): the endpoint also receives production events']);
     for (const body of [{ previousSecretExpiresInSeconds: -1 }, { previousSecretExpiresInSeconds: 604_801 }, { previousSecretExpiresInSeconds: 1.5 }, { previousSecretExpiresInSeconds: '60' }, []]) {
       const res = await rotate(hook.id, body);
       assert.equal(res.status, 400, JSON.stringify(body));

@@ -63,7 +63,7 @@ export function adminRoutes(app: FastifyInstance, deps: Deps): void {
         },
       },
     },
-    async (request, reply) => reply.code(201).send(await createProtocol(deps.db, request.body, deps.now())),
+    async (request, reply) => reply.code(201).header('cache-control', 'no-store').send(await createProtocol(deps.db, request.body, deps.now())),
   );
 
   api.get(
@@ -134,7 +134,7 @@ export function adminRoutes(app: FastifyInstance, deps: Deps): void {
         response: { 201: Type.Composite([KeyView, Type.Object({ apiKey: Type.String() })]), ...errorResponses(400, 401, 404) },
       },
     },
-    async (request, reply) => reply.code(201).send(await createKey(deps.db, request.params.id, request.body.environment)),
+    async (request, reply) => reply.code(201).header('cache-control', 'no-store').send(await createKey(deps.db, request.params.id, request.body.environment)),
   );
 
   api.delete(

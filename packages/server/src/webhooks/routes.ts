@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
+import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { changeEndpoint, createEndpoint, endpointDetail, listEndpointViews, removeEndpoint, requireEndpoint, rotateSecret } from './endpoint-service.js';
 import { CreatedWebhook, CreateWebhookBody, RotatedWebhook, RotateSecretBody, UpdateWebhookBody, WebhookDetail, WebhookParams, WebhookView } from './schemas.js';
@@ -26,7 +27,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         response: { 201: CreatedWebhook, ...errorResponses(400, 401, 403, 415, 429) },
       },
     },
-    async (request, reply) => reply.code(201).send(await createEndpoint(deps, request.auth!.protocol, request.body)),
+    async (request, reply) => reply.code(201).header('cache-control', 'no-store').send(await createEndpoint(deps, request.auth!.protocol, request.body)),
   );
 
   api.get(
@@ -60,10 +61,18 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         summary: 'Replace the signing secret; the new one is shown only in this answer, the old one stays valid for a while (default 24 h)',
         params: WebhookParams,
         body: RotateSecretBody,
-        response: { 200: RotatedWebhook, ...errorResponses(400, 401, 404, 415, 429) },
+        response: { 200: RotatedWebhook, ...errorResponses(400, 401, 403, 404, 415, 429) },
       },
     },
-    async (request) => rotateSecret(deps, request.auth!.protocol.id, request.params.id, request.body),
+    async (request, reply) => {
+      // Endpoints serve both environments: a test key, often kept in less guarded places, must not
+      // be able to take over the signing of production events.
+      if (request.auth!.environment !== 'production') {
+        throw new ApiError('FORBIDDEN', 'Rotating a webhook secret needs a live key (hrld_live_…): the endpoint also receives production events');
+      }
+      const rotated = await rotateSecret(deps, request.auth!.protocol.id, request.params.id, request.body);
+      return reply.header('cache-control', 'no-store').send(rotated);
+    },
   );
 
   api.patch(
