@@ -8,6 +8,7 @@ describe('redactContact', () => {
       redactContact('550 5.1.1 <Alice@Example.com>: unknown, see postmaster@example.com', 'email', 'alice@example.com'),
       '550 5.1.1 <[address]>: unknown, see [address]',
     );
+    assert.equal(redactContact('rcpt=alice.secret%40example.com refused', 'email', 'alice.secret@example.com'), 'rcpt=[recipient] refused');
     assert.equal(redactContact('250 2.0.0 Ok: queued as 4F2A1', 'email', 'alice@example.com'), '250 2.0.0 Ok: queued as 4F2A1');
   });
 
@@ -20,7 +21,13 @@ describe('redactContact', () => {
       redactContact("The 'To' number +14155550166 is not a valid phone number (14155550166).", 'sms', '+14155550166'),
       "The 'To' number [recipient] is not a valid phone number ([number]).",
     );
-    assert.equal(redactContact('to 4155550166 and 0044207946000', 'sms', '+14155550123'), 'to [number] and [number]');
+    // The recipient's own number in any format; other numbers stay.
+    for (const written of ['(415) 555-0166', '415.555.0166', '1-415-555-0166', '1 415 555 0166', '4155550166', 'To=%2B14155550166', '%2B1%20415%20555%200166']) {
+      const out = redactContact(`number ${written} refused`, 'sms', '+14155550166');
+      assert.match(out, /^number (To=)?\(?\[(number|recipient)\] refused$/, written);
+    }
+    assert.equal(redactContact('at 1795671157, order 20261126, code 21211', 'sms', '+14155550166'), 'at 1795671157, order 20261126, code 21211');
+    assert.equal(redactContact('bad byte %00 and %0A kept, %41 read', 'sms', '+14155550166'), 'bad byte %00 and %0A kept, A read');
   });
 
   it('masks a Telegram chat id only where it appears whole, and leaves short ids alone', () => {

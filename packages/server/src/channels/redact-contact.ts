@@ -2,20 +2,48 @@ import type { Channel } from './provider.js';
 
 const EMAIL_LIKE = /[^\s<>"'(),;:[\]]+@[^\s<>"'(),;:[\]]+/g;
 const PHONE_LIKE = /\+\d[\d ()-]{5,}\d/g;
-// A number echoed without its + ("(14155550166)"): 8 to 15 digits standing alone as a word (a
-// provider's 5-digit error code, or the digits inside a message sid, stay).
-const BARE_NUMBER = /(?<!\w)\d{8,15}(?!\w)/g;
+const PERCENT_ESCAPE = /%([0-9A-Fa-f]{2})/g;
+
+/** The last digits of a number that identify it whatever its format: its national part, at most 10. */
+const IDENTIFYING_DIGITS = 7;
+
+/**
+ * A pattern for the recipient's own number written any way: its last up-to-10 digits, with or
+ * without the country code before them, up to three separators between any two digits ("(415)
+ * 555-0166", "415.555.0166", "1 415 555 0166"), not inside a longer run of digits. Numbers that
+ * are not the recipient's stay.
+ */
+function recipientNumber(to: string): RegExp | undefined {
+  const digits = to.replace(/\D/g, '');
+  if (digits.length < IDENTIFYING_DIGITS) return undefined;
+  const spaced = (part: string) => [...part].join('\\D{0,3}');
+  const national = digits.slice(-10);
+  const country = digits.slice(0, -10);
+  const prefix = country ? `(?:${spaced(country)}\\D{0,3})?` : '';
+  return new RegExp(`(?<!\\d)${prefix}${spaced(national)}(?!\\d)`, 'g');
+}
 
 /**
  * Provider errors and responses are stored with the attempt and shown to the protocol, which must
- * never learn a contact value. Providers echo it back in their own words ("550 <a@b.c>: unknown
- * user", "The 'To' number +1555… is not valid"), so anything shaped like the channel's contacts is
- * masked, not only the exact value sent.
+ * never learn a contact value. Providers echo it back in their own words and formats ("550
+ * <a@b.c>: unknown user", "The 'To' number +1 (415) 555-0166 is not valid (14155550166)",
+ * "To=%2B1415…"), so the text is percent-decoded, and anything shaped like the channel's contacts
+ * is masked: the exact value sent, any email address, any +number, and the recipient's own number
+ * in any format.
  */
 export function redactContact(text: string, channel: Channel, to: string): string {
+  // Printable ASCII only: a decoded control character (%00) could not even be stored.
+  let out = text.replace(PERCENT_ESCAPE, (escape, hex: string) => {
+    const code = parseInt(hex, 16);
+    return code >= 0x20 && code <= 0x7e ? String.fromCharCode(code) : escape;
+  });
   // A very short value (a test chat id like "42") would mask unrelated digits.
-  let out = to.length >= 5 ? text.split(to).join('[recipient]') : text;
+  if (to.length >= 5) out = out.split(to).join('[recipient]');
   if (channel === 'email') out = out.replace(EMAIL_LIKE, '[address]');
-  if (channel === 'sms') out = out.replace(PHONE_LIKE, '[number]').replace(BARE_NUMBER, '[number]');
+  if (channel === 'sms') {
+    const own = recipientNumber(to);
+    out = out.replace(PHONE_LIKE, '[number]');
+    if (own) out = out.replace(own, '[number]');
+  }
   return out;
 }
