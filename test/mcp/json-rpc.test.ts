@@ -362,16 +362,32 @@ describe('MCP endpoint under the per-IP rate limit', () => {
     assert.equal(two.status, 200);
     assert.equal(two.headers.get('x-ratelimit-remaining'), '0', 'both members counted');
     assert.equal((await two.json()).length, 2);
+    // Two members after one request in the same second: over the limit, refused whole.
     await atNextSecond();
-    const three = await batch(3);
-    assert.equal(three.status, 429);
-    assert.ok(Number(three.headers.get('retry-after')) >= 1);
-    isJsonRpcError(await three.json(), -32000);
+    assert.equal((await batch(1)).status, 200);
+    const over = await batch(2);
+    assert.equal(over.status, 429);
+    assert.ok(Number(over.headers.get('retry-after')) >= 1);
+    isJsonRpcError(await over.json(), -32000);
 
     // A batch of invalid members is charged member by member as well.
     await atNextSecond();
-    const invalid = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([1, 2, 3]) });
+    assert.equal((await batch(1)).status, 200);
+    const invalid = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([1, 2]) });
     assert.equal(invalid.status, 429);
     isJsonRpcError(await invalid.json(), -32000);
+  });
+
+  it('refuses a batch larger than a second of the limit allows with -32600, since it could never be served', async () => {
+    await atNextSecond();
+    const res = await fetch(`${gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(Array.from({ length: 3 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))),
+    });
+    assert.equal(res.status, 400);
+    const body = await res.json();
+    isJsonRpcError(body, -32600);
+    assert.equal(body.error.message, 'Invalid Request: a batch holds at most 2 messages, this one has 3');
   });
 });

@@ -45,7 +45,7 @@ export interface JsonRpcBody {
  * (JSON-RPC 2.0 §6): its invalid members are answered -32600 among the others' answers, and a
  * batch of nothing but invalid members is answered with their errors alone (400).
  */
-export function readJsonRpcBody(raw: string | undefined): JsonRpcBody | { error: JsonRpcErrorBody | JsonRpcErrorBody[] } {
+export function readJsonRpcBody(raw: string | undefined, maxBatch = MAX_BATCH): JsonRpcBody | { error: JsonRpcErrorBody | JsonRpcErrorBody[] } {
   let value: unknown;
   try {
     value = JSON.parse(raw ?? '');
@@ -55,7 +55,7 @@ export function readJsonRpcBody(raw: string | undefined): JsonRpcBody | { error:
   const isMessage = (message: unknown) => JSONRPCMessageSchema.safeParse(message).success;
   if (!Array.isArray(value)) return isMessage(value) ? { members: [{ message: value }], batch: false } : { error: jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(value)) };
   if (value.length === 0) return { error: jsonRpcError(INVALID_REQUEST, 'Invalid Request: empty batch') };
-  if (value.length > MAX_BATCH) return { error: jsonRpcError(INVALID_REQUEST, `Invalid Request: a batch holds at most ${MAX_BATCH} messages, this one has ${value.length}`) };
+  if (value.length > maxBatch) return { error: jsonRpcError(INVALID_REQUEST, `Invalid Request: a batch holds at most ${maxBatch} messages, this one has ${value.length}`) };
   const members = value.map((member): JsonRpcMember => (isMessage(member) ? { message: member } : { invalid: jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(member)) }));
   if (members.every((member) => 'invalid' in member)) return { error: members.map((member) => (member as { invalid: JsonRpcErrorBody }).invalid) };
   return { members, batch: true };

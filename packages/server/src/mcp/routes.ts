@@ -8,7 +8,7 @@ import { acceptsJson } from './accepts-json.js';
 import { connectMcpServer } from './create-mcp-server.js';
 import { buildHeraldTools, type HeraldTool } from './herald-tools.js';
 import { loadDocsLibrary } from './load-docs-library.js';
-import { INTERNAL_ERROR, jsonRpcError, readJsonRpcBody, SERVER_ERROR, type JsonRpcBody } from './read-jsonrpc-body.js';
+import { INTERNAL_ERROR, jsonRpcError, MAX_BATCH, readJsonRpcBody, SERVER_ERROR, type JsonRpcBody } from './read-jsonrpc-body.js';
 
 const METHOD_NOT_ALLOWED = jsonRpcError(SERVER_ERROR, 'Method not allowed: this endpoint is stateless, send JSON-RPC with POST');
 // Ours, not the transport's: it would ask for text/event-stream too, which this endpoint never sends.
@@ -86,7 +86,8 @@ async function answerMembers(tools: HeraldTool[], request: FastifyRequest, body:
 
 async function answerMcp(deps: Deps, tools: HeraldTool[], request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const log = deps.log;
-  const body = readJsonRpcBody(request.body as string | undefined);
+  // A batch larger than a second's allowance of the per-IP limit could never be served: refused as such.
+  const body = readJsonRpcBody(request.body as string | undefined, Math.min(MAX_BATCH, deps.config.ipRateLimit));
   if ('error' in body) {
     // A batch of invalid members is answered member by member too, and charged as such.
     if (Array.isArray(body.error)) await chargeBatch(deps, request, reply, body.error.length);
