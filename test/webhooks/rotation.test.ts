@@ -110,7 +110,9 @@ describe('webhook secret rotation and GET /v1/webhooks/:id', () => {
     const hook = await registerHook(h, acme.apiKey, `${receiver.url}/mine`, ['notification.delivered']);
     for (const [key, id] of [
       [rival.apiKey, hook.id],
+      [rival.sandboxApiKey, hook.id],
       [acme.apiKey, 'wh_missing'],
+      [acme.sandboxApiKey, 'wh_missing'],
     ]) {
       for (const res of [await rotate(id, undefined, key), await call(h.gw.url, key, 'GET', `/v1/webhooks/${id}`)]) {
         assert.equal(res.status, 404);
@@ -118,7 +120,8 @@ describe('webhook secret rotation and GET /v1/webhooks/:id', () => {
         assert.equal(res.body.code, 'WEBHOOK_NOT_FOUND');
       }
     }
-    // A sandbox key shares the endpoints but may not take over their signing.
+    // A sandbox key shares the endpoints but may not take over their signing (another protocol's
+    // sandbox key still gets the 404 above).
     const sandbox = await rotate(hook.id, {}, acme.sandboxApiKey);
     assert.equal(sandbox.status, 403);
     assert.deepEqual([sandbox.body.code, sandbox.body.message], ['FORBIDDEN', 'Rotating a webhook secret needs a live key (hrld_live_…): the endpoint also receives production events']);

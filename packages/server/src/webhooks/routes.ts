@@ -66,7 +66,8 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       // Endpoints serve both environments: a test key, often kept in less guarded places, must not
-      // be able to take over the signing of production events.
+      // be able to take over the signing of production events. Another protocol's id is a 404 first.
+      await requireEndpoint(deps, request.auth!.protocol.id, request.params.id);
       if (request.auth!.environment !== 'production') {
         throw new ApiError('FORBIDDEN', 'Rotating a webhook secret needs a live key (hrld_live_…): the endpoint also receives production events');
       }
