@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, isUnstorableText } from '../db/connection.js';
-import { ApiError, codeForStatus, errorBody } from './errors.js';
+import { ApiError, codeForStatus, errorBody, methodNotAllowed } from './errors.js';
 import { describeValidationError } from './validation.js';
 
 /** The longest path parameter the router takes (engagement links carry signed tokens in the path). */
@@ -71,8 +71,8 @@ export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundH
     const overlong = path.split('/').some((segment) => segment.length > MAX_PARAM_LENGTH);
     const allowed = overlong ? [] : ROUTE_METHODS.filter((method) => method !== request.method && app.findRoute({ method, url: path }));
     if (allowed.length > 0) {
-      reply.header('allow', allowed.join(', '));
-      return reply.code(405).send(errorBody(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; it answers ${allowed.join(', ')}`));
+      const refusal = methodNotAllowed(request.method, path, allowed);
+      return reply.code(405).headers(refusal.headers).send(errorBody(405, refusal.code, refusal.message));
     }
     reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${path} not found`));
   });

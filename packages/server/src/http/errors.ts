@@ -109,9 +109,9 @@ export function codeForStatus(statusCode: number): ErrorCode {
 }
 
 /**
- * 405 for a fixed path that a parameter route of another method also matches: `GET
- * /v1/schedule/cron` reaches `GET /v1/schedule/:id`, but the path is the cron route's, which
- * answers POST only. The same answer the not-found handler gives a known path with the wrong method.
+ * 405 for a known path asked with a method it does not serve, with the `Allow` header: the
+ * not-found handler's answer, and that of a fixed path that a parameter route of another method
+ * also matches (`GET /v1/schedule/cron` reaches `GET /v1/schedule/:id`).
  */
 export function methodNotAllowed(method: string, path: string, allowed: string[]): ApiError {
   return new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; it answers ${allowed.join(', ')}`, { allow: allowed.join(', ') });
