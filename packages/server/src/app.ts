@@ -10,7 +10,7 @@ import { identityRoutes } from './identities/routes.js';
 import { installErrorHandler, MAX_PARAM_LENGTH } from './http/error-handler.js';
 import { installGuard, notFoundGuard } from './http/guard.js';
 import { unroutedAnswers } from './http/framework-errors.js';
-import { parseJsonBody } from './http/parse-json-body.js';
+import { compressedWith, parseJsonBody } from './http/parse-json-body.js';
 import { ErrorSchema } from './http/schemas.js';
 import { describeValidationError, validatorCompiler } from './http/validation.js';
 import { ApiError } from './http/errors.js';
@@ -77,11 +77,8 @@ export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<F
     // An unknown path (or a known one with another method) answers 404 or 405 whatever its body.
     if (request.is404) return done(null, undefined);
     try {
-      // A compressed body would be read as if it were JSON text: refused rather than misread.
-      const encoding = request.headers['content-encoding'];
-      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
-        throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding "${encoding}" is not supported: send the JSON body uncompressed`);
-      }
+      const encoding = compressedWith(request.headers);
+      if (encoding) throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding "${encoding}" is not supported: send the JSON body uncompressed`);
       done(null, parseJsonBody(body as string));
     } catch (error) {
       done(error as Error, undefined);

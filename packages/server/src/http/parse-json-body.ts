@@ -1,4 +1,14 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from './errors.js';
+
+/**
+ * The request's Content-Encoding when it is not `identity`: a compressed body would be read as if
+ * it were JSON text, so every JSON route refuses it (415) rather than misread it.
+ */
+export function compressedWith(headers: IncomingHttpHeaders): string | undefined {
+  const encoding = headers['content-encoding'];
+  return encoding !== undefined && encoding.toLowerCase() !== 'identity' ? encoding : undefined;
+}
 
 /**
  * The deepest nesting of arrays and objects a request body may have. Real payloads stay within a

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { checkIpLimit, rateLimitExceeded, setRateHeaders } from '../http/guard.js';
+import { compressedWith } from '../http/parse-json-body.js';
 import { acceptsJson } from './accepts-json.js';
 import { connectMcpServer } from './create-mcp-server.js';
 import { buildHeraldTools, type HeraldTool } from './herald-tools.js';
@@ -135,9 +136,8 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
     // The body reaches the handler as text, so a malformed one is answered -32700 by this endpoint.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-      // A compressed body would be read as if it were JSON text: refused (415), as on every route.
-      const encoding = request.headers['content-encoding'];
-      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+      const encoding = compressedWith(request.headers);
+      if (encoding) {
         return done(new ApiError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Media Type: Content-Encoding "${encoding}" is not supported; send the JSON body uncompressed`), undefined);
       }
       done(null, body);
