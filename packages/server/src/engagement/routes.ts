@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
+import { mediaRanges } from '../http/accept-header.js';
 import { ApiError } from '../http/errors.js';
 import { escapeHtml } from '../rendering/markdown.js';
 import { unsubscribe } from '../subscriptions/subscription-store.js';
@@ -17,11 +18,7 @@ const HTML = 'text/html; charset=utf-8';
 
 /** Whether the Accept header names text/html itself with a q-value above 0 (a browser's does). */
 function asksForHtml(accept: string | undefined): boolean {
-  return (accept ?? '').split(',').some((part) => {
-    const [range, ...params] = part.split(';').map((piece) => piece.trim().toLowerCase());
-    const q = params.find((param) => /^q\s*=/.test(param));
-    return range === 'text/html' && (q === undefined || Number(q.slice(q.indexOf('=') + 1)) > 0);
-  });
+  return mediaRanges(accept).some(({ range, q }) => range === 'text/html' && q > 0);
 }
 
 function page(title: string, body: string): string {

@@ -1,9 +1,10 @@
+import { mediaRanges } from '../http/accept-header.js';
+
 /** How specifically a media range names application/json: 3 exactly, 2 application/*, 1 any; 0 not at all. */
 function specificity(range: string): number {
-  const type = range.toLowerCase();
-  if (type === 'application/json') return 3;
-  if (type === 'application/*') return 2;
-  return type === '*/*' ? 1 : 0;
+  if (range === 'application/json') return 3;
+  if (range === 'application/*') return 2;
+  return range === '*/*' ? 1 : 0;
 }
 
 /**
@@ -16,13 +17,9 @@ function specificity(range: string): number {
 export function acceptsJson(accept: string | undefined): boolean {
   if (!accept || !accept.trim()) return true;
   let best = { specificity: 0, q: 0 };
-  for (const part of accept.split(',')) {
-    const [range, ...params] = part.split(';').map((piece) => piece.trim());
+  for (const { range, q } of mediaRanges(accept)) {
     const rank = specificity(range);
-    if (rank <= best.specificity) continue;
-    const qParam = params.find((param) => /^q\s*=/i.test(param));
-    const q = qParam === undefined ? 1 : Number(qParam.slice(qParam.indexOf('=') + 1).trim());
-    best = { specificity: rank, q: Number.isFinite(q) ? q : 1 };
+    if (rank > best.specificity) best = { specificity: rank, q: Number.isFinite(q) ? q : 1 };
   }
   return best.specificity > 0 && best.q > 0;
 }
