@@ -15,7 +15,7 @@ import {
   type EndpointRow,
 } from './endpoint-store.js';
 import { resolveWebhookTarget, TargetRefusedError, webhookUrlProblem } from './resolve-target.js';
-import { DEFAULT_PREVIOUS_SECRET_SECONDS, newWebhookSecret } from './webhook-secret.js';
+import { DEFAULT_PREVIOUS_SECRET_SECONDS, newWebhookSecret, previousSecretExpiry } from './webhook-secret.js';
 
 export interface EndpointView {
   id: string;
@@ -108,23 +108,26 @@ export async function endpointDetail(deps: Deps, protocolId: string, id: string)
   };
 }
 
-function previousExpiry(row: EndpointRow, now: Date): string | null {
-  return row.previous_secret_enc !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now
-    ? row.previous_secret_expires_at.toISOString()
-    : null;
-}
+const previousExpiry = (row: EndpointRow, now: Date) => previousSecretExpiry(row, now)?.toISOString() ?? null;
 
 /**
  * Gives the endpoint a new secret, shown in this answer only. The secret replaced stays valid for
  * `previousSecretExpiresInSeconds` (requests are signed with both until then, so a receiver can
  * switch without refusing an event); a secret replaced by an earlier rotation is dropped.
+ * Endpoints serve both environments: a test key, often kept in less guarded places, must not take
+ * over the signing of production events (403), though another protocol's id is a 404 first.
  */
 export async function rotateSecret(
   deps: Deps,
-  protocolId: string,
+  sender: { protocolId: string; environment: string },
   id: string,
   input: { previousSecretExpiresInSeconds?: number } | undefined,
 ): Promise<EndpointView & { secret: string; previousSecretExpiresAt: string | null }> {
+  const { protocolId } = sender;
+  if (sender.environment !== 'production') {
+    await requireEndpoint(deps, protocolId, id);
+    throw new ApiError('FORBIDDEN', 'Rotating a webhook secret needs a live key (hrld_live_…): the endpoint also receives production events');
+  }
   const secret = newWebhookSecret();
   const now = deps.now();
   const keepMs = (input?.previousSecretExpiresInSeconds ?? DEFAULT_PREVIOUS_SECRET_SECONDS) * 1000;

@@ -2,7 +2,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { changeEndpoint, createEndpoint, endpointDetail, listEndpointViews, removeEndpoint, requireEndpoint, rotateSecret } from './endpoint-service.js';
 import { CreatedWebhook, CreateWebhookBody, RotatedWebhook, RotateSecretBody, UpdateWebhookBody, WebhookDetail, WebhookParams, WebhookView } from './schemas.js';
@@ -65,13 +64,8 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      // Endpoints serve both environments: a test key, often kept in less guarded places, must not
-      // be able to take over the signing of production events. Another protocol's id is a 404 first.
-      await requireEndpoint(deps, request.auth!.protocol.id, request.params.id);
-      if (request.auth!.environment !== 'production') {
-        throw new ApiError('FORBIDDEN', 'Rotating a webhook secret needs a live key (hrld_live_…): the endpoint also receives production events');
-      }
-      const rotated = await rotateSecret(deps, request.auth!.protocol.id, request.params.id, request.body);
+      const { protocol, environment } = request.auth!;
+      const rotated = await rotateSecret(deps, { protocolId: protocol.id, environment }, request.params.id, request.body);
       return reply.header('cache-control', 'no-store').send(rotated);
     },
   );

@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { EVENT_TYPES, type EventType } from '../events/record-event.js';
 import { IsoDateTime, pageQuery } from '../http/schemas.js';
+import { DEFAULT_PREVIOUS_SECRET_SECONDS } from './webhook-secret.js';
 
 // A plain enum (not a union of literals) so a wrong value is reported as "must be one of: …".
 export const EventTypeSchema = Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT_TYPES], description: 'Event type' });
@@ -34,7 +35,7 @@ export const RotateSecretBody = Type.Object({
     Type.Integer({
       minimum: 0,
       maximum: SECONDS_IN_WEEK,
-      default: 24 * 60 * 60,
+      default: DEFAULT_PREVIOUS_SECRET_SECONDS,
       description: 'How long the secret replaced stays valid (requests are signed with both until then); 0 drops it at once. Default 24 hours, at most 7 days.',
     }),
   ),

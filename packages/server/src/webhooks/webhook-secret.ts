@@ -11,16 +11,23 @@ export function newWebhookSecret(): string {
 /** How long a replaced secret stays valid by default: Svix's 24 hours. */
 export const DEFAULT_PREVIOUS_SECRET_SECONDS = 24 * 60 * 60;
 
+interface RotatedSecrets {
+  secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
+/** Until when the secret a rotation replaced is still signed with; undefined when none is. */
+export function previousSecretExpiry(endpoint: RotatedSecrets, now: Date): Date | undefined {
+  const expires = endpoint.previous_secret_expires_at;
+  return endpoint.previous_secret_enc !== null && expires !== null && expires > now ? expires : undefined;
+}
+
 /**
  * The secrets a request to the endpoint is signed with: its secret, then the one a rotation
  * replaced while that one is still valid.
  */
-export function signingSecrets(
-  secrets: { decrypt(stored: string): string },
-  endpoint: { secret_enc: string; previous_secret_enc: string | null; previous_secret_expires_at: Date | null },
-  now: Date,
-): string[] {
+export function signingSecrets(secrets: { decrypt(stored: string): string }, endpoint: RotatedSecrets, now: Date): string[] {
   const current = secrets.decrypt(endpoint.secret_enc);
-  const previousValid = endpoint.previous_secret_enc !== null && endpoint.previous_secret_expires_at !== null && endpoint.previous_secret_expires_at > now;
-  return previousValid ? [current, secrets.decrypt(endpoint.previous_secret_enc!)] : [current];
+  return previousSecretExpiry(endpoint, now) ? [current, secrets.decrypt(endpoint.previous_secret_enc!)] : [current];
 }
