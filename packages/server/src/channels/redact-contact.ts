@@ -4,7 +4,7 @@ const EMAIL_LIKE = /[^\s<>"'(),;:[\]]+@[^\s<>"'(),;:[\]]+/g;
 const PHONE_LIKE = /\+\d[\d ()-]{5,}\d/g;
 const PERCENT_ESCAPE = /%([0-9A-Fa-f]{2})/g;
 
-/** The last digits of a number that identify it whatever its format: its national part, at most 10. */
+/** The fewest digits a recipient's number needs to be looked for in any format (fewer would mask unrelated numbers). */
 const IDENTIFYING_DIGITS = 7;
 
 /**

@@ -27,6 +27,8 @@ const JSON_RPC_ANSWER = {
     error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'integer' }, message: { type: 'string' } } },
   },
 };
+/** A lone message's answer, or a batch's answers in order. */
+const JSON_RPC_ANSWERS = { oneOf: [JSON_RPC_ANSWER, { type: 'array', items: JSON_RPC_ANSWER }] };
 const jsonRpcRefusal = (description: string) => ({ description, content: { 'application/json': { schema: JSON_RPC_ANSWER } } });
 
 /**
@@ -39,13 +41,13 @@ const MCP_DOCUMENTATION = {
   response: {
     200: {
       description: "The request's JSON-RPC response; for a batch, an array of responses in the batch's order",
-      content: { 'application/json': { schema: { oneOf: [JSON_RPC_ANSWER, { type: 'array', items: JSON_RPC_ANSWER }] } } },
+      content: { 'application/json': { schema: JSON_RPC_ANSWERS } },
     },
     202: { description: 'Only notifications were sent: nothing to answer', type: 'null' },
     400: {
       description:
         '-32700 for a body that is not JSON, -32600 for JSON that is not JSON-RPC 2.0 (for a batch of nothing but invalid members, an array of their errors), -32000 for an MCP-Protocol-Version this server does not speak',
-      content: { 'application/json': { schema: { oneOf: [JSON_RPC_ANSWER, { type: 'array', items: JSON_RPC_ANSWER }] } } },
+      content: { 'application/json': { schema: JSON_RPC_ANSWERS } },
     },
     406: jsonRpcRefusal('-32000: the Accept header excludes application/json'),
     413: jsonRpcRefusal('-32000: the body is over HERALD_BODY_LIMIT'),
