@@ -181,6 +181,10 @@ describe('reports: analytics, engagement, audience', () => {
       assert.deepEqual(rates(widened.body), rates(march.body), 'date-times are widened to their hour');
       assert.equal(widened.body.startDate, '2025-03-10T12:00:00.000Z');
       assert.equal(widened.body.endDate, '2025-03-10T13:00:00.000Z');
+      const sameDay = await engagement('?startDate=2025-03-10T12:30:00Z&endDate=2025-03-10');
+      assert.equal(sameDay.status, 200, 'a date ends with its day, after a start earlier that day');
+      assert.deepEqual(rates(sameDay.body), rates(march.body));
+      assert.equal(sameDay.body.endDate, '2025-03-11T00:00:00.000Z');
       assert.deepEqual(rates((await engagement('?startDate=2025-03-01&endDate=2025-03-31', eng.sandboxApiKey)).body), {
         openRate: 1,
         clickRate: 0,

@@ -19,6 +19,17 @@ describe('report ranges', () => {
     assert.deepEqual(iso(parseDateRange('2025-03-01T10:00:00Z', '2025-03-01T10:00:00Z', NOW)), ['2025-03-01T10:00:00.000Z', '2025-03-01T11:00:00.000Z']);
     assert.deepEqual(iso(parseDateRange('2025-03-01', '2025-03-01T00:00:00Z', NOW)), ['2025-03-01T00:00:00.000Z', '2025-03-01T01:00:00.000Z']);
     assert.deepEqual(iso(parseDateRange('2025-03-01T09:59:59Z', '2025-03-01T10:59:59.999Z', NOW)), ['2025-03-01T09:00:00.000Z', '2025-03-01T11:00:00.000Z']);
+    // A date ends with its day: a start later that day is not after the end.
+    assert.deepEqual(iso(parseDateRange('2025-03-01T05:00:00Z', '2025-03-01', NOW)), ['2025-03-01T05:00:00.000Z', '2025-03-02T00:00:00.000Z']);
+    assert.deepEqual(iso(parseDateRange('2025-03-01T23:59:59.999Z', '2025-03-01', NOW)), ['2025-03-01T23:00:00.000Z', '2025-03-02T00:00:00.000Z']);
+    assert.deepEqual(iso(parseDateRange('2025-03-01T10:00:00+05:00', '2025-03-01', NOW)), ['2025-03-01T05:00:00.000Z', '2025-03-02T00:00:00.000Z']);
+  });
+
+  it('takes every four-digit year as written', () => {
+    assert.deepEqual(iso(parseDateRange('0001-01-01', '0099-12-31', NOW)), ['0001-01-01T00:00:00.000Z', '0100-01-01T00:00:00.000Z']);
+    assert.deepEqual(iso(parseDateRange('9999-01-01', '9999-12-30', NOW)), ['9999-01-01T00:00:00.000Z', '9999-12-31T00:00:00.000Z']);
+    // 9999-12-31 would end the range in the year 10000, which an ISO 8601 instant cannot state.
+    assert.throws(() => parseDateRange('9999-01-01', '9999-12-31', NOW), RangeProblem);
   });
 
   it('defaults to the 30 days up to the current hour, or before the end given', () => {
@@ -38,6 +49,7 @@ describe('report ranges', () => {
       [undefined, '2025-13-01'],
       ['2025-03-02', '2025-03-01'],
       ['2025-03-01T00:00:01Z', '2025-03-01T00:00:00Z'],
+      ['2025-03-02T00:00:00Z', '2025-03-01'],
       ['2025-06-15T13:00:00Z', undefined],
     ]) {
       assert.throws(() => parseDateRange(start, end, NOW), RangeProblem, `${start} ${end}`);

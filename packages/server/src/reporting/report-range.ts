@@ -26,7 +26,9 @@ function parseDate(text: string): Date | undefined {
   const m = DATE.exec(text);
   if (!m) return undefined;
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
+  const date = new Date(0);
+  // setUTCFullYear, not Date.UTC, which reads years 0–99 as 1900–1999.
+  date.setUTCFullYear(year, month - 1, day);
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? date : undefined;
 }
 
@@ -49,8 +51,12 @@ export function parseDateRange(startDate: string | undefined, endDate: string | 
   };
   const last = endDate !== undefined ? bound('endDate', endDate) : undefined;
   const first = startDate !== undefined ? bound('startDate', startDate) : undefined;
-  if (last && first && last.at.getTime() < first.at.getTime()) throw new RangeProblem(`endDate (${endDate}) is before startDate (${startDate})`);
+  // A date ends with its last moment: 2026-11-26 is not before 2026-11-26T05:00Z.
+  const lastMoment = last && (last.wholeDay ? last.at.getTime() + DAY_MS - 1 : last.at.getTime());
+  if (last && first && lastMoment! < first.at.getTime()) throw new RangeProblem(`endDate (${endDate}) is before startDate (${startDate})`);
   const end = !last ? new Date(floorHour(now).getTime() + HOUR_MS) : last.wholeDay ? new Date(last.at.getTime() + DAY_MS) : new Date(floorHour(last.at).getTime() + HOUR_MS);
+  // The answer states the end as an ISO 8601 instant, which has four-digit years.
+  if (end.getUTCFullYear() > 9999) throw new RangeProblem(`endDate (${endDate}) must end the range within the year 9999`);
   const start = first ? floorHour(first.at) : new Date(end.getTime() - 30 * DAY_MS);
   if (start.getTime() >= end.getTime() && !last) throw new RangeProblem(`startDate (${startDate}) is after the current hour`);
   return { start, end };
