@@ -61,6 +61,18 @@ describe('herald doctor', () => {
     assert.ok(!apiKey.detail.includes(acme.apiKey), 'the key is masked');
   });
 
+  it("sits out a Developer key's per-second limit instead of reporting the key as failing", async () => {
+    const developer = await gw.createProtocol({ tier: 0, name: 'Small' });
+    // Spend the second's budget (2 requests) just before doctor runs, as a command would.
+    await call(gw.url, developer.apiKey, 'GET', '/v1/usage');
+    await call(gw.url, developer.apiKey, 'GET', '/v1/usage');
+    const res = await doctor(['--json'], { HERALD_API_KEY: developer.apiKey });
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    const report = res.json();
+    assert.equal(report.ok, true, JSON.stringify(report.errors));
+    assert.ok(report.checks.find((c: any) => c.name === 'quota').ok);
+  });
+
   it('prints a checklist for people', async () => {
     const res = await doctor([]);
     assert.equal(res.code, 0, res.stderr);

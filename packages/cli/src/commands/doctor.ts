@@ -53,11 +53,31 @@ async function checkGateway(list: Checklist, herald: Herald, now: () => number):
   }
 }
 
+/** The longest rate-limit wait doctor sits out: the tier's per-second budget, not a problem. */
+const SHORT_RATE_LIMIT_MS = 2000;
+
+/**
+ * `call`, once more after a 429 whose Retry-After is a second or two (at most twice): a Developer
+ * key allows 2 requests a second, so a doctor run just after another command would otherwise
+ * report a healthy key as failing. A longer wait, or a third 429, is reported.
+ */
+async function pastShortRateLimit<T>(call: () => Promise<T>): Promise<T> {
+  for (let waits = 0; ; waits++) {
+    try {
+      return await call();
+    } catch (error) {
+      const waitMs = error instanceof HeraldApiError && error.statusCode === 429 ? (error.retryAfterSeconds ?? 1) * 1000 : undefined;
+      if (waitMs === undefined || waitMs > SHORT_RATE_LIMIT_MS || waits === 2) throw error;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
+}
+
 async function checkAccount(list: Checklist, herald: Herald, key: string): Promise<void> {
   try {
-    const protocol = await herald.account.getProtocol();
+    const protocol = await pastShortRateLimit(() => herald.account.getProtocol());
     list.pass('apiKey', `${maskKey(key)} belongs to ${protocol.name} (${protocol.id}), tier ${protocol.tier} ${protocol.tier_name}`);
-    const usage = await herald.account.getUsage();
+    const usage = await pastShortRateLimit(() => herald.account.getUsage());
     if (usage.remaining > 0) list.pass('quota', `${usage.remaining.toLocaleString('en')} sends left this month (resets ${usage.resetsAt})`);
     else if (usage.overageEnabled) list.pass('quota', 'monthly quota used up; overage is on, so sends go on');
     else list.fail('quota', `monthly quota used up: sends answer 402 until ${usage.resetsAt}`, EXIT.error);
