@@ -128,6 +128,16 @@ describe('herald protocol info, usage, requests and exit codes', () => {
     const nested = await herald(['admin', 'protocols', 'create', '--help']);
     assert.equal(nested.code, 0);
     assert.match(nested.stdout, /--tier <tier>/);
+    const status = await herald(['broadcast', 'status', '--help']);
+    assert.equal(status.code, 0);
+    assert.doesNotMatch(status.stdout, /--subject/, "broadcast's own message options are not this command's");
+    assert.match(status.stdout, /--api-key/);
+    for (const asked of [['help'], ['help', 'notify'], ['--json', 'help']]) {
+      const res = await herald(asked);
+      assert.equal(res.code, 0, `herald ${asked.join(' ')}: ${res.stderr}`);
+      assert.match(res.stdout, /Usage: herald/);
+      assert.equal(res.stderr, '');
+    }
     const version = await herald(['--version']);
     assert.equal(version.code, 0);
     const { version: expected } = JSON.parse(readFileSync(path.join(ROOT, 'packages/cli/package.json'), 'utf8'));

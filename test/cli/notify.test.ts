@@ -102,6 +102,25 @@ describe('herald notify', () => {
     assert.match(error.message, /still queued after 700 ms; check later with `herald notify status \w+`/);
   });
 
+  it('send --wait still prints the accepted submission when the gateway goes away during the wait', async () => {
+    const lost = await startGateway({ env: { HERALD_ROLE: 'api' } });
+    const owner = await lost.createProtocol({ tier: 3, name: 'Gone' });
+    const holder = await registeredWallet(lost.url, { email: 'gone@example.com' });
+    const running = runCli(['notify', 'send', ...message(), '--wallet', holder, '--wait', '--max-retries', '0', '--json'], {
+      env: { ...env, HERALD_BASE_URL: lost.url, HERALD_API_KEY: owner.apiKey },
+    });
+    await waitFor(async () => (await call(lost.url, owner.apiKey, 'GET', '/v1/notifications')).body.total === 1);
+    await lost.close();
+    const res = await running;
+    assert.equal(res.code, 6, res.stderr);
+    const out = res.json();
+    assert.equal(out.submission.status, 'queued');
+    assert.equal(out.notification, null);
+    const { error } = res.errorJson();
+    assert.equal(error.code, 'WAIT_FAILED');
+    assert.match(error.message, new RegExp(`^Notification ${out.submission.notificationId} was accepted \\(queued\\), but waiting for its outcome failed`));
+  });
+
   it('--from-stdin reads the notification, flags override it, and an idempotency key answers duplicate', async () => {
     const input = JSON.stringify({ wallet, subject: 'From stdin', body: 'Piped', category: 'system', idempotencyKey: 'stdin-1' });
     const first = await herald(['notify', 'send', '--from-stdin', '--subject', 'Overridden', '--json'], input);

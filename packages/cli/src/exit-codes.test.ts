@@ -28,7 +28,8 @@ describe('exitCodeFor', () => {
     assert.equal(exitCodeFor(new CommanderError(0, 'commander.helpDisplayed', '')), EXIT.ok);
     assert.equal(exitCodeFor(new CommanderError(0, 'commander.version', '')), EXIT.ok);
     assert.equal(exitCodeFor(new CommanderError(1, 'commander.unknownOption', '')), EXIT.usage);
-    assert.equal(exitCodeFor(new CommanderError(1, 'commander.help', '')), EXIT.usage);
+    assert.equal(exitCodeFor(new CommanderError(1, 'commander.help', '')), EXIT.usage, 'no command: the help shown as an error');
+    assert.equal(exitCodeFor(new CommanderError(0, 'commander.help', '')), EXIT.ok, '`herald help`');
   });
 
   it('keeps a CliError code and calls anything else 1', () => {

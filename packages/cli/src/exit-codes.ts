@@ -35,7 +35,10 @@ export const cancelled = (message = 'Cancelled') => new CliError(EXIT.usage, 'CA
 export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof CliError) return error.exitCode;
   if (error instanceof CommanderError) {
-    return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? EXIT.ok : EXIT.usage;
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
+    // `herald help [command]` asked for the help (0); a missing command shows it as an error (1).
+    if (error.code === 'commander.help') return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    return EXIT.usage;
   }
   if (error instanceof HeraldNetworkError) return EXIT.network;
   if (error instanceof HeraldApiError) {

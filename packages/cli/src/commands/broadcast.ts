@@ -55,6 +55,8 @@ export function registerBroadcast(program: Command, contextOf: ContextOf): void 
   broadcast
     .command('status')
     .description("a broadcast and its notifications' counts by status")
+    // The message options belong to `broadcast` itself, not to this command: its help lists only the program's.
+    .configureHelp({ showGlobalOptions: true, visibleGlobalOptions: (command) => command.parent!.parent!.options.filter((option) => !option.hidden) })
     .argument('<id>', 'broadcast id (bcast_…)')
     .action(async (id: string, _flags: unknown, command: Command) => {
       const context = contextOf(command);

@@ -1,7 +1,7 @@
 import { HeraldWaitTimeoutError, type Herald, type Notification, type NotificationParams, type Submission } from '@herald/sdk';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { CliError, EXIT, exitCodeFor, usageError } from '../exit-codes.js';
 import { newIdempotencyKey, outcomeUnknown, withRetryKey } from '../idempotency-key.js';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
@@ -53,13 +53,21 @@ function reportWait(context: Context, submission: Submission, notification: Noti
 async function waitAndReport(context: Context, herald: Herald, submission: Submission, timeoutMs: number): Promise<void> {
   const id = submission.notificationId;
   context.out.note(context.out.style.dim(`Queued ${id} (${submission.status}); waiting up to ${timeoutMs / 1000} s for delivery…`));
+  let notification: Notification;
   try {
-    reportWait(context, submission, await herald.notifications.waitForDelivery(id, { timeoutMs, intervalMs: POLL_MS }));
+    notification = await herald.notifications.waitForDelivery(id, { timeoutMs, intervalMs: POLL_MS });
   } catch (error) {
-    if (!(error instanceof HeraldWaitTimeoutError)) throw error;
-    context.out.result({ submission, notification: error.notification }, () => showNotification(context.out, error.notification));
-    throw new CliError(EXIT.error, 'WAIT_TIMEOUT', `${error.message}; check later with \`herald notify status ${id}\``);
+    if (error instanceof HeraldWaitTimeoutError) {
+      context.out.result({ submission, notification: error.notification }, () => showNotification(context.out, error.notification));
+      throw new CliError(EXIT.error, 'WAIT_TIMEOUT', `${error.message}; check later with \`herald notify status ${id}\``);
+    }
+    // The send was accepted; only reading its outcome failed (a rate limit, the network). The
+    // submission still goes to stdout, so a script never takes the message for unsent.
+    context.out.result({ submission, notification: null }, () => showSubmission(context.out, submission));
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new CliError(exitCodeFor(error), 'WAIT_FAILED', `Notification ${id} was accepted (${submission.status}), but waiting for its outcome failed: ${cause}; check later with \`herald notify status ${id}\``);
   }
+  reportWait(context, submission, notification);
 }
 
 /** `herald notify send`: one notification from flags (or stdin), optionally waiting for its outcome. */
@@ -86,7 +94,7 @@ retried safely; pass --idempotency-key to make re-running the command safe as we
       const submission = await herald.notifications.send(params).catch((error: unknown) => {
         // No answer, or a 5xx after the retries: the message may have been stored. The key says
         // how to run the command again without a second message (in --json errors too).
-        throw outcomeUnknown(error) ? withRetryKey(error, params.idempotencyKey!) : error;
+        throw outcomeUnknown(error) ? withRetryKey(error, params.idempotencyKey!, 'does not send it twice') : error;
       });
       if (flags.wait) return waitAndReport(context, herald, submission, flags.waitTimeout ?? DEFAULT_WAIT_MS);
       reportSubmission(context, submission, params.idempotencyKey!, generatedKey);
