@@ -158,6 +158,13 @@ describe('POST /v1/broadcast and GET /v1/broadcasts/:id', () => {
     const gated = await call(gw.url, dev.apiKey, 'POST', '/v1/broadcast', { nonsense: true });
     assert.equal(gated.status, 403);
     assert.equal(gated.body.code, 'TIER_REQUIRED');
+    const garbage = await fetch(`${gw.url}/v1/broadcast`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${dev.apiKey}`, 'content-type': 'application/json' },
+      body: '{not json',
+    });
+    assert.equal(garbage.status, 403, 'the tier is checked before the body is read');
+    assert.equal((await garbage.json()).code, 'TIER_REQUIRED');
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ subject: undefined }, /^subject is required$/],
       [{ category: 'news' }, /^category must be one of/],

@@ -201,6 +201,15 @@ describe('email templates: create, read, version, restore, delete', () => {
       assert.ok(isErrorBody(res.body));
       assert.equal(res.body.code, 'TIER_REQUIRED');
     }
+    // Not even read: a body that is not JSON gets the tier's answer, not a 400.
+    const dev = await gw.createProtocol({ tier: 0 });
+    const garbage = await fetch(`${gw.url}${BASE}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${dev.apiKey}`, 'content-type': 'application/json' },
+      body: 'garbage',
+    });
+    assert.equal(garbage.status, 403);
+    assert.equal((await garbage.json()).code, 'TIER_REQUIRED');
     assert.equal((await call(gw.url, undefined, 'GET', BASE)).status, 401);
   });
 });

@@ -57,9 +57,11 @@ export function broadcastRoutes(app: FastifyInstance, deps: Deps): void {
   api.post(
     '/v1/broadcast',
     {
-      // The tier gate answers before the body is validated, as for templates.
-      preValidation: async (request) => {
+      // The tier gate answers before the body is read, as for templates.
+      onRequest: async (request) => {
         if (request.auth!.protocol.tier < 1) throw new ApiError('TIER_REQUIRED', 'Broadcast needs the Growth tier (1) or above');
+      },
+      preValidation: async (request) => {
         // Unknown fields are ignored everywhere, but a recipient given here would be ignored by a
         // call that messages every subscriber: that mistake is refused before anything is sent.
         const recipient = TARGET_FIELDS.find((field) => Object.hasOwn(Object(request.body), field));

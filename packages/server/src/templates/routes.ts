@@ -30,8 +30,8 @@ const UPDATABLE = ['name', 'category', 'subjectTemplate', 'htmlSource', 'textSou
 /** Email templates (Growth tier and above): create, list, read, version, restore, delete. */
 export function templateRoutes(app: FastifyInstance, deps: Deps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  // Every template route is tier-gated, before its body is even looked at.
-  const gate = { preValidation: async (request: FastifyRequest) => requireTemplateTier(request.auth!.protocol.tier) };
+  // Every template route is tier-gated before its body is even read (onRequest runs after the key's check).
+  const gate = { onRequest: async (request: FastifyRequest) => requireTemplateTier(request.auth!.protocol.tier) };
 
   api.post(
     '/v1/templates/email',
