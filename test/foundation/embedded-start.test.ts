@@ -91,6 +91,15 @@ describe('embedded data directory (PGlite)', { skip: onPostgres && 'the data-dir
     );
     assert.deepEqual(await withTimeout(next.stop('SIGINT'), 30_000, 'shutdown'), { code: 0, signal: null });
   });
+
+  it('refuses to start with an encryption key other than the one the data was sealed with', async () => {
+    const other = spawnServer({ HERALD_DATA_DIR: dir, HERALD_ENCRYPTION_KEY: 'b'.repeat(64) });
+    const exit = await withTimeout(other.exited, 60_000, 'the refused process exiting');
+    assert.deepEqual(exit, { code: 1, signal: null }, other.stderr());
+    assert.match(other.stderr(), /^Invalid configuration: HERALD_ENCRYPTION_KEY does not open the key check in this database/);
+    assert.ok(!other.stdout().includes('herald listening'));
+    assert.ok(!existsSync(path.join(dir, 'herald.lock')), 'the refused process released the directory');
+  });
 });
 
 describe('start-up settings that cannot be used', { skip: onPostgres && 'embedded starts only' }, () => {

@@ -7,6 +7,7 @@ import { buildApp, type ExtraRoutes } from './app.js';
 import { randomToken } from './auth/api-keys.js';
 import { Authenticator } from './auth/authenticator.js';
 import { ConfigError, type Config } from './config.js';
+import { checkEncryptionKey } from './crypto/key-check.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { isDatabaseUnavailable, openPglite, openPostgres, type Database } from './db/connection.js';
 import { DataDirLockedError, lockDataDir } from './db/data-dir-lock.js';
@@ -162,12 +163,15 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     const applied = await migrate(db);
     if (applied.length) log.info({ applied }, 'database migrated');
 
+    const secrets = new SecretBox(encryptionKey!);
+    await checkEncryptionKey(db, secrets);
+
     const counter = config.redisUrl ? new RedisCounter(config.redisUrl, config.redisPrefix, log) : new MemoryCounter();
     const deps: Deps = {
       config: effective,
       db,
       log,
-      secrets: new SecretBox(encryptionKey!),
+      secrets,
       authenticator: new Authenticator(db, config.authCacheMs),
       limiter: new RateLimiter(counter),
       requestLog: new RequestLog(db, config.requestLogFlushMs, log),
