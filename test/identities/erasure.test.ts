@@ -61,6 +61,32 @@ describe('identity erasure', () => {
     assert.equal((await rowsOf(bystander.address)).subscriptions, 2, 'other wallets are untouched');
   });
 
+  it('leaves no subscription behind when protocols subscribe or unsubscribe the wallet during its erasure', async () => {
+    const protocols = await Promise.all(Array.from({ length: 8 }, () => gw.createProtocol({ tier: 3 })));
+    for (let round = 0; round < 3; round++) {
+      // Imported by the operator: no verification codes, whose hourly budget per address the other tests use.
+      const wallet = newWallet();
+      assert.equal((await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/identities', { wallet: wallet.address, email: `race-${round}@example.com` })).status, 201);
+      const { message, nonce } = await challenge(gw, wallet.address, 'delete');
+      const signature = bs58.encode(wallet.sign(message));
+      const writes = protocols.flatMap((protocol, i) => {
+        const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+        return [
+          later(i).then(() => call(gw.url, protocol.apiKey, 'POST', '/v1/subscriptions', { walletAddress: wallet.address, channels: ['email'] })),
+          later(i + 1).then(() => call(gw.url, protocol.apiKey, 'DELETE', `/v1/subscriptions/${wallet.address}`)),
+        ];
+      });
+      const erased = call(gw.url, undefined, 'DELETE', `/v1/identities/${wallet.address}`, { nonce, signature });
+      const answers = await Promise.all(writes);
+      assert.equal((await erased).status, 200);
+      for (const answer of answers) {
+        assert.ok([200, 201, 404].includes(answer.status), JSON.stringify(answer.body));
+        if (answer.status === 404) assert.equal(answer.body.code, 'WALLET_NOT_REGISTERED');
+      }
+      assert.equal((await rowsOf(wallet.address)).subscriptions, 0, `round ${round}: every subscription is erased with the identity`);
+    }
+  });
+
   it('needs a challenge issued for deletion, signed by the wallet', async () => {
     const wallet = await fullyRegistered();
     const byPurpose = await erase(wallet, 'register');

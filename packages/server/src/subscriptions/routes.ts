@@ -31,8 +31,10 @@ function view(wallet: string, row: SubscriptionRow | undefined) {
   };
 }
 
+const unregistered = (wallet: string) => new ApiError('WALLET_NOT_REGISTERED', `Wallet ${wallet} has no identity with Herald`);
+
 async function requireRegistered(deps: Deps, wallet: string) {
-  if (!(await isRegistered(deps.db, wallet))) throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${wallet} has no identity with Herald`);
+  if (!(await isRegistered(deps.db, wallet))) throw unregistered(wallet);
 }
 
 /** POST /v1/subscriptions, GET and DELETE /v1/subscriptions/:wallet. */
@@ -51,8 +53,9 @@ export function subscriptionRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       const { walletAddress, channels } = request.body;
-      await requireRegistered(deps, walletAddress);
+      // The write checks the identity itself, atomically with an erasure of it.
       const row = await upsertSubscription(deps.db, request.auth!.protocol.id, walletAddress, channels as Channel[], deps.now());
+      if (!row) throw unregistered(walletAddress);
       return reply.code(row.created ? 201 : 200).send(view(walletAddress, row));
     },
   );
@@ -81,8 +84,9 @@ export function subscriptionRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request) => {
       const { wallet } = request.params;
-      await requireRegistered(deps, wallet);
-      return view(wallet, await unsubscribe(deps.db, request.auth!.protocol.id, wallet, deps.now()));
+      const row = await unsubscribe(deps.db, request.auth!.protocol.id, wallet, deps.now());
+      if (!row) throw unregistered(wallet);
+      return view(wallet, row);
     },
   );
 }

@@ -13,17 +13,28 @@ export async function isRegistered(db: Queryable, wallet: string): Promise<boole
   return (await db.query('SELECT 1 FROM identities WHERE wallet = $1', [wallet])).length === 1;
 }
 
-/** Subscribes (or re-subscribes) the wallet; `created` tells whether the row is new. */
+/**
+ * The wallet's identity, locked against erasure (FOR KEY SHARE) by the statement that writes its
+ * subscription: an erasure running at the same time either waits for that statement and then
+ * erases the row it wrote, or commits first and leaves nothing for the statement to write. A
+ * check made beforehand could pass, and the row be written after the erasure.
+ */
+const REGISTERED = 'FROM identities WHERE wallet = $2 FOR KEY SHARE';
+
+/**
+ * Subscribes (or re-subscribes) the wallet; `created` tells whether the row is new. Undefined
+ * when the wallet has no identity (nothing is written).
+ */
 export async function upsertSubscription(
   db: Queryable,
   protocolId: string,
   wallet: string,
   channels: Channel[],
   now: Date,
-): Promise<SubscriptionRow & { created: boolean }> {
+): Promise<(SubscriptionRow & { created: boolean }) | undefined> {
   const [row] = await db.query<SubscriptionRow & { created: boolean }>(
     `INSERT INTO subscriptions AS s (protocol_id, wallet, channels, subscribed, subscribed_at)
-     VALUES ($1, $2, $3::text[], true, $4)
+     SELECT $1, $2, $3::text[], true, $4 ${REGISTERED}
      ON CONFLICT (protocol_id, wallet) DO UPDATE SET
        channels = EXCLUDED.channels,
        subscribed = true,
@@ -45,12 +56,13 @@ export async function findSubscription(db: Queryable, protocolId: string, wallet
 
 /**
  * Opts the wallet out of this protocol's messages. A wallet that never subscribed gets a row too:
- * the opt-out must hold for direct sends as well.
+ * the opt-out must hold for direct sends as well. Undefined when the wallet has no identity
+ * (nothing is written).
  */
-export async function unsubscribe(db: Queryable, protocolId: string, wallet: string, now: Date): Promise<SubscriptionRow> {
+export async function unsubscribe(db: Queryable, protocolId: string, wallet: string, now: Date): Promise<SubscriptionRow | undefined> {
   const [row] = await db.query<SubscriptionRow>(
     `INSERT INTO subscriptions AS s (protocol_id, wallet, channels, subscribed, subscribed_at, unsubscribed_at)
-     VALUES ($1, $2, '{}', false, $3, $3)
+     SELECT $1, $2, '{}'::text[], false, $3::timestamptz, $3::timestamptz ${REGISTERED}
      ON CONFLICT (protocol_id, wallet) DO UPDATE SET
        subscribed = false,
        unsubscribed_at = CASE WHEN s.subscribed THEN EXCLUDED.unsubscribed_at ELSE s.unsubscribed_at END
