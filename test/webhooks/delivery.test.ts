@@ -22,6 +22,7 @@ describe('webhook delivery', () => {
       if (kind === 'status') return { status: Number(arg), body: arg === '500' ? 'x'.repeat(3000) : `answer ${arg}` };
       if (kind === 'hang') return 'hang';
       if (kind === 'redirect') return { status: 302, headers: { location: `${receiver.url}/target` } };
+      if (kind === 'slow') return { status: 200, body: 'ok', delayMs: 150 };
       return { status: 200, body: 'ok' };
     };
   });
@@ -100,6 +101,59 @@ describe('webhook delivery', () => {
     assert.equal(rows.length, 2);
     for (const hook of [yes, alsoYes, wrongType, inactive]) await remove(hook.id);
     await call(h.gw.url, other.apiKey, 'DELETE', `/v1/webhooks/${foreign.id}`);
+  });
+
+  describe('an endpoint changed while its claimed deliveries are being sent', () => {
+    const EVENTS = 8;
+    const waitUntil = async (done: () => boolean) => {
+      const deadline = Date.now() + 5000;
+      while (!done()) {
+        if (Date.now() > deadline) throw new Error('timed out');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+    /** Claims EVENTS deliveries for a slow endpoint, waits for the first two requests, then runs `change`. */
+    async function changeMidChain(path: string, change: (id: string) => Promise<unknown>) {
+      const hook = await registerHook(h, acme.apiKey, `${receiver.url}${path}`, ['notification.failed']);
+      for (let i = 0; i < EVENTS; i++) await recordNotificationEvent(h, acme.id, 'notification.failed');
+      await h.dispatcher.pass();
+      await waitUntil(() => requestsTo(path).length >= 2);
+      const sentBefore = requestsTo(path).length;
+      await change(hook.id);
+      await h.dispatcher.idle();
+      return { hook, sentBefore };
+    }
+
+    it('stops sending once it is deactivated, and fails the rest as inactive', async () => {
+      const { hook, sentBefore } = await changeMidChain('/slow/deactivated', (id) => call(h.gw.url, acme.apiKey, 'PATCH', `/v1/webhooks/${id}`, { isActive: false }));
+      const sent = requestsTo('/slow/deactivated').length;
+      assert.ok(sent <= sentBefore + 1, `at most the request in flight goes out after the change: ${sentBefore} then ${sent}`);
+      assert.ok(sent < EVENTS);
+      const rows = await h.gw.herald.deps.db.query<{ status: string; n: number }>(
+        'SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 GROUP BY status ORDER BY status',
+        [hook.id],
+      );
+      assert.deepEqual(rows, [
+        { status: 'failed', n: EVENTS - sent },
+        { status: 'succeeded', n: sent },
+      ]);
+      await remove(hook.id);
+    });
+
+    it('stops sending once it is deleted', async () => {
+      const { sentBefore } = await changeMidChain('/slow/deleted', (id) => remove(id));
+      assert.ok(requestsTo('/slow/deleted').length <= sentBefore + 1);
+    });
+
+    it('sends the rest to its new URL once it is re-pointed', async () => {
+      const { hook, sentBefore } = await changeMidChain('/slow/before', (id) =>
+        call(h.gw.url, acme.apiKey, 'PATCH', `/v1/webhooks/${id}`, { url: `${receiver.url}/slow/after` }),
+      );
+      const before = requestsTo('/slow/before').length;
+      assert.ok(before <= sentBefore + 1);
+      assert.equal(before + requestsTo('/slow/after').length, EVENTS, 'every event once, to one URL or the other');
+      await remove(hook.id);
+    });
   });
 
   it('counts any 2xx as success', async () => {

@@ -13,7 +13,7 @@ export interface ReceivedRequest {
   body: string;
 }
 
-export type Answer = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
+export type Answer = { status: number; body?: string; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -52,8 +52,12 @@ export async function startReceiver(): Promise<Receiver> {
       receiver.requests.push(received);
       const answer = receiver.answer(received);
       if (answer === 'hang') return;
-      res.writeHead(answer.status, answer.headers ?? {});
-      res.end(answer.body ?? '');
+      const send = () => {
+        res.writeHead(answer.status, answer.headers ?? {});
+        res.end(answer.body ?? '');
+      };
+      if (answer.delayMs) setTimeout(send, answer.delayMs);
+      else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -44,6 +44,18 @@ export async function claimDeliveries(db: Queryable, { now, limit, leaseMs }: { 
   return rows.map((row) => row.id);
 }
 
+/** What sending to an endpoint needs from its row, as it is now. */
+export type EndpointState = Pick<DispatchRow, 'url' | 'secret_enc' | 'previous_secret_enc' | 'previous_secret_expires_at' | 'is_active'>;
+
+/** The endpoint's row as it is now; undefined once deleted (its deliveries are gone with it). */
+export async function loadEndpointState(db: Queryable, endpointId: string): Promise<EndpointState | undefined> {
+  const [row] = await db.query<EndpointState>(
+    'SELECT url, secret_enc, previous_secret_enc, previous_secret_expires_at, is_active FROM webhook_endpoints WHERE id = $1',
+    [endpointId],
+  );
+  return row;
+}
+
 /** The claimed rows with event and endpoint, in event order. Deleted endpoints' rows are gone. */
 export async function loadDispatchRows(db: Queryable, ids: string[]): Promise<DispatchRow[]> {
   return db.query<DispatchRow>(

@@ -1,6 +1,17 @@
 import { performance } from 'node:perf_hooks';
 import type { Deps } from '../deps.js';
-import { claimDeliveries, failDeliveries, loadDispatchRows, recordAttempt, recordSuccesses, releaseDeliveries, type DispatchRow, type SuccessRecord } from './delivery-store.js';
+import {
+  claimDeliveries,
+  failDeliveries,
+  loadDispatchRows,
+  loadEndpointState,
+  recordAttempt,
+  recordSuccesses,
+  releaseDeliveries,
+  type DispatchRow,
+  type EndpointState,
+  type SuccessRecord,
+} from './delivery-store.js';
 import type { PostResult } from './post-webhook.js';
 import { eventEnvelope } from './event-payloads.js';
 import { fanOutEvents } from './fan-out-events.js';
@@ -8,6 +19,13 @@ import { tableStatistics } from '../db/table-statistics.js';
 import { FAILING_ENDPOINT_LIMIT_MS, nextAttemptAt } from './retry-schedule.js';
 import { signingSecrets } from './webhook-secret.js';
 import type { WebhookSender } from './webhook-sender.js';
+
+/**
+ * How stale a chain's copy of its endpoint may be before a request: deactivating, deleting,
+ * re-pointing or rotating an endpoint reaches the deliveries already claimed within this long
+ * (and the request then in flight), at the cost of one read per endpoint at most this often.
+ */
+const ENDPOINT_REREAD_MS = 100;
 
 /** Successful attempts of a chain written in one statement, at most. */
 export const SUCCESS_BATCH = 100;
@@ -112,8 +130,10 @@ export class WebhookDispatcher {
     const endpointId = rows[0].endpoint_id;
     const ids = (from: number) => rows.slice(from).map((row) => row.id);
     if (!rows[0].is_active) return failDeliveries(db, ids(0), lease, 'endpoint is inactive', now());
-    const secret = signingSecrets(this.deps.secrets, rows[0], now());
-    const target = await this.options.sender.target(rows[0].url);
+    let secret = signingSecrets(this.deps.secrets, rows[0], now());
+    let target = await this.options.sender.target(rows[0].url);
+    let endpoint: EndpointState = rows[0];
+    let readAt = claimedAt;
     let successes: SuccessRecord[] = [];
     let timer: NodeJS.Timeout | undefined;
     let writing: Promise<void> = Promise.resolve();
@@ -131,6 +151,17 @@ export class WebhookDispatcher {
         // Never send on a lease that could lapse mid-request: another worker may claim the row then.
         const leaseLeft = this.leaseMs - (performance.now() - claimedAt);
         if (this.stopping || leaseLeft < this.options.sender.options.timeoutMs + 5000) return await releaseDeliveries(db, ids(index), lease);
+        // The endpoint may have been deactivated, deleted, re-pointed or given a new secret since
+        // the claim: read it again before a request when the last read is ENDPOINT_REREAD_MS old.
+        if (performance.now() - readAt >= ENDPOINT_REREAD_MS) {
+          readAt = performance.now();
+          const current = await loadEndpointState(db, endpointId);
+          if (!current) return; // deleted, and its deliveries with it
+          if (!current.is_active) return await failDeliveries(db, ids(index), lease, 'endpoint is inactive', now());
+          if (current.url !== endpoint.url) target = await this.options.sender.target(current.url);
+          secret = signingSecrets(this.deps.secrets, current, now());
+          endpoint = current;
+        }
         const result = await this.post(row, secret, target);
         if (result.ok) {
           successes.push({ deliveryId: row.id, lease: row.locked_until, result, attempts: row.attempts + 1, at: now() });
