@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import Stripe from 'stripe';
 import { verifyWebhookSignature } from '../../packages/sdk/src/webhooks.js';
 import { recordQuotaExceeded } from '../../packages/server/src/limits/record-quota-exceeded.js';
+import { fanOutEvents } from '../../packages/server/src/webhooks/fan-out-events.js';
 import { call, type TestProtocol } from '../support/gateway.js';
 import { deliveriesOf, recordNotificationEvent, registerHook, startHarness, TIMEOUT_MS, WALLET, type Harness } from './harness.js';
 import { startReceiver, type Receiver } from './receiver.js';
@@ -154,6 +155,32 @@ describe('webhook delivery', () => {
       assert.equal(before + requestsTo('/slow/after').length, EVENTS, 'every event once, to one URL or the other');
       await remove(hook.id);
     });
+  });
+
+  it('fans out past an endpoint deleted while the pass runs', async () => {
+    const kept = await registerHook(h, acme.apiKey, `${receiver.url}/fan/kept`, ['notification.failed']);
+    const doomed = await registerHook(h, acme.apiKey, `${receiver.url}/fan/doomed`, ['notification.failed']);
+    const eventId = await recordNotificationEvent(h, acme.id, 'notification.failed');
+    const { db } = h.gw.herald.deps;
+    // The deletion is made, not yet committed, when the pass reads the endpoints; it commits during the pass.
+    let commit!: () => void;
+    const held = new Promise<void>((resolve) => (commit = resolve));
+    let deleted!: () => void;
+    const deleting = new Promise<void>((resolve) => (deleted = resolve));
+    const deletion = db.transaction(async (tx) => {
+      await tx.query('DELETE FROM webhook_endpoints WHERE id = $1', [doomed.id]);
+      deleted();
+      await held;
+    });
+    await deleting;
+    const pass = fanOutEvents(db, { now: h.clock.now, limit: 50 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    commit();
+    await deletion;
+    assert.equal(await pass, 1);
+    const rows = await db.query<{ endpoint_id: string }>('SELECT endpoint_id FROM webhook_deliveries WHERE event_id = $1', [eventId]);
+    assert.deepEqual(rows.map((row) => row.endpoint_id), [kept.id]);
+    await remove(kept.id);
   });
 
   it('counts any 2xx as success', async () => {

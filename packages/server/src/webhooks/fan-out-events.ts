@@ -5,7 +5,10 @@ import { newId } from '../ids.js';
  * Copies events not yet fanned out into one pending delivery per matching endpoint (active, same
  * protocol, subscribed to the type), oldest events first, and marks them fanned out, all in one
  * transaction. Rows are taken with SKIP LOCKED, so several workers can fan out at once; the unique
- * (event, endpoint) index makes a repeated fan-out harmless. Returns how many events it handled.
+ * (event, endpoint) index makes a repeated fan-out harmless. The matching endpoints are locked
+ * against deletion (FOR KEY SHARE) until the deliveries are written: one deleted meanwhile is
+ * skipped, instead of failing the pass (and every protocol's events in it) on the foreign key.
+ * Returns how many events it handled.
  */
 export async function fanOutEvents(db: Database, { now, limit }: { now: Date; limit: number }): Promise<number> {
   return db.transaction(async (tx) => {
@@ -20,7 +23,8 @@ export async function fanOutEvents(db: Database, { now, limit }: { now: Date; li
        FROM events e
        JOIN webhook_endpoints w ON w.protocol_id = e.protocol_id AND w.is_active AND e.type = ANY(w.events)
        WHERE e.id = ANY($1::text[])
-       ORDER BY e.created_at, e.id, w.id`,
+       ORDER BY e.created_at, e.id, w.id
+       FOR KEY SHARE OF w`,
       [eventIds],
     );
     if (matches.length) {
