@@ -125,6 +125,22 @@ describe('email templates: create, read, version, restore, delete', () => {
     assert.equal((await api('GET', `${BASE}/${id}`)).body.version, 3, 'refused updates store nothing');
   });
 
+  it('answers each of concurrent PUTs and restores with the version that call made', async () => {
+    const id = await create();
+    const updates = Array.from({ length: 8 }, (_, i) => api('PUT', `${BASE}/${id}`, { subjectTemplate: `Subject ${i}` }));
+    const restores = Array.from({ length: 2 }, () => api('POST', `${BASE}/${id}/versions/1/restore`));
+    const answers = await Promise.all([...updates, ...restores]);
+    answers.forEach((answer, i) => {
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.equal(answer.body.subjectTemplate, i < 8 ? `Subject ${i}` : sampleTemplate().subjectTemplate, `call ${i}`);
+      assert.equal(answer.body.versions.at(-1).version, answer.body.version, 'its own version is the last it lists');
+    });
+    assert.deepEqual(
+      answers.map((answer) => answer.body.version).sort((a, b) => a - b),
+      [2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+    );
+  });
+
   it('restores an old version as a new current version', async () => {
     const id = await create();
     await api('PUT', `${BASE}/${id}`, { subjectTemplate: 'v2 {{health}}' });

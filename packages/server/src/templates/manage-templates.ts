@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.js';
+import type { Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import type { ServiceFooter } from '../rendering/render-notification.js';
@@ -56,10 +57,15 @@ function checkSources(changes: Partial<Record<TemplateField, string>>): void {
 
 const notFound = (id: string) => new ApiError('TEMPLATE_NOT_FOUND', `Template ${id} does not exist`);
 
-export async function readTemplate(deps: Db, protocolId: string, id: string): Promise<TemplateRecord> {
-  const template = await findTemplate(deps.db, protocolId, id);
+export function readTemplate(deps: Db, protocolId: string, id: string): Promise<TemplateRecord> {
+  return templateRecord(deps.db, protocolId, id);
+}
+
+/** The record as `db` sees it: inside a transaction that made a version, that version. */
+async function templateRecord(db: Queryable, protocolId: string, id: string): Promise<TemplateRecord> {
+  const template = await findTemplate(db, protocolId, id);
   if (!template) throw notFound(id);
-  const [current, versions] = await Promise.all([findVersion(deps.db, id, template.current_version), listVersions(deps.db, id)]);
+  const [current, versions] = await Promise.all([findVersion(db, id, template.current_version), listVersions(db, id)]);
   return {
     id: template.id,
     name: template.name,
@@ -99,7 +105,8 @@ export async function createTemplate(
 export async function updateTemplate(deps: Db, protocolId: string, id: string, changes: TemplateChanges): Promise<TemplateRecord> {
   checkSources(changes);
   const now = deps.now();
-  await deps.db.transaction(async (tx) => {
+  // Answered from the transaction: a concurrent update's version is not this call's.
+  return deps.db.transaction(async (tx) => {
     const template = await advanceVersion(tx, protocolId, id, changes, now);
     if (!template) throw notFound(id);
     const previous = (await findVersion(tx, id, template.current_version - 1))!;
@@ -115,8 +122,8 @@ export async function updateTemplate(deps: Db, protocolId: string, id: string, c
       },
       now,
     );
+    return templateRecord(tx, protocolId, id);
   });
-  return readTemplate(deps, protocolId, id);
 }
 
 /**
@@ -125,14 +132,14 @@ export async function updateTemplate(deps: Db, protocolId: string, id: string, c
  */
 export async function restoreTemplateVersion(deps: Db, protocolId: string, id: string, version: number): Promise<TemplateRecord> {
   const now = deps.now();
-  await deps.db.transaction(async (tx) => {
+  return deps.db.transaction(async (tx) => {
     const template = await advanceVersion(tx, protocolId, id, {}, now);
     if (!template) throw notFound(id);
     const old = await findVersion(tx, id, version);
     if (!old) throw new ApiError('TEMPLATE_NOT_FOUND', `Template ${id} has no version ${version}`);
     await insertVersion(tx, id, template.current_version, old, now);
+    return templateRecord(tx, protocolId, id);
   });
-  return readTemplate(deps, protocolId, id);
 }
 
 export async function deleteTemplate(deps: Db, protocolId: string, id: string): Promise<void> {
