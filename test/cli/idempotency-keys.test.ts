@@ -140,7 +140,7 @@ describe('herald sends carry an idempotency key of their own', () => {
     proxy.loseNextAnswer('POST', '/v1/notify', 'drop');
     const human = await herald(acme, ['notify', 'send', ...flags('Lost again'), '--max-retries', '0'], proxy.url);
     assert.equal(human.code, 6);
-    assert.match(human.stderr, /Re-running with --idempotency-key cli_\S+ sends only what is missing/);
+    assert.match(human.stderr, /Re-running with --idempotency-key cli_\S+ does not send it twice/);
   });
 
   it('notify batch --json names the key to run again with in its error', async () => {

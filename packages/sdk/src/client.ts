@@ -201,6 +201,7 @@ export class HeraldAdmin {
   readonly identities: AdminIdentities;
 
   constructor(options: HeraldAdminOptions) {
+    if (typeof options?.adminToken !== 'string' || options.adminToken === '') throw new TypeError('HeraldAdmin needs adminToken, the gateway\'s HERALD_ADMIN_TOKEN');
     const core = new RequestCore({ ...options, token: options.adminToken });
     this.protocols = new AdminProtocols(core);
     this.keys = new AdminKeys(core);

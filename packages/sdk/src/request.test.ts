@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { HeraldAdmin } from './client.js';
 import { HeraldApiError, HeraldNetworkError } from './errors.js';
 import { RequestCore, type CoreOptions, type RequestOptions } from './request.js';
 import { Broadcasts, type BroadcastParams } from './resources/broadcasts.js';
@@ -301,6 +302,25 @@ describe('RequestCore', () => {
     assert.equal(error.retryAfterSeconds, 3600);
     assert.equal(server.seen.length, 1);
     assert.deepEqual(sleeps, []);
+  });
+});
+
+describe('client options', () => {
+  it('refuses at construction what no call could work with', () => {
+    for (const baseUrl of ['nope', 'ftp://gw.example', 'localhost:3000']) {
+      assert.throws(() => new RequestCore({ baseUrl }), TypeError, baseUrl);
+    }
+    for (const options of [{ timeoutMs: 0 }, { timeoutMs: -5 }, { timeoutMs: Number.NaN }, { maxRetries: -1 }, { maxRetries: 1.5 }]) {
+      assert.throws(() => new RequestCore(options), RangeError, JSON.stringify(options));
+    }
+    assert.equal(new RequestCore({ baseUrl: 'https://gw.example/', maxRetries: 0, timeoutMs: 1 }).baseUrl, 'https://gw.example');
+    assert.equal(new RequestCore({ baseUrl: '' }).baseUrl, 'http://localhost:3000', 'an empty string is the default');
+  });
+
+  it('needs an admin token for the admin client', () => {
+    assert.throws(() => new HeraldAdmin({} as never), TypeError);
+    assert.throws(() => new HeraldAdmin({ adminToken: '' }), TypeError);
+    assert.ok(new HeraldAdmin({ adminToken: 'hrld_admin_x' }).protocols);
   });
 });
 

@@ -127,6 +127,17 @@ function apiErrorFrom(response: Response, text: string, retryAfterMs: number | u
  * per attempt, retries with backoff, and typed errors (HeraldApiError for error answers,
  * HeraldNetworkError when no answer came).
  */
+function checkedBaseUrl(baseUrl: string): string {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(baseUrl).protocol;
+  } catch {
+    // reported below
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw new TypeError(`baseUrl must be an http:// or https:// URL, got "${baseUrl}"`);
+  return baseUrl;
+}
+
 export class RequestCore {
   readonly baseUrl: string;
   private readonly token: string | undefined;
@@ -139,11 +150,15 @@ export class RequestCore {
   /** The injected clock (Date.now by default). */
   readonly now: () => number;
 
+  /** Throws TypeError or RangeError for an option no call could work with, at construction rather than at the first call. */
   constructor(options: CoreOptions = {}) {
-    this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+    // An empty string (an environment variable set to nothing) means the default, as undefined does.
+    this.baseUrl = checkedBaseUrl(options.baseUrl || DEFAULT_BASE_URL).replace(/\/+$/, '');
     this.token = options.token;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0) throw new RangeError(`timeoutMs must be a positive number of milliseconds, got ${this.timeoutMs}`);
+    if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0) throw new RangeError(`maxRetries must be a whole number ≥ 0, got ${this.maxRetries}`);
     this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.userAgent = options.userAgent ?? `herald-sdk-js/${SDK_VERSION}`;
     this.sleep = options.sleep ?? defaultSleep;
