@@ -89,6 +89,27 @@ describe('GET /openapi.json', () => {
     assert.equal(doc.paths['/v1/notify'].post.responses['202'].headers['Idempotent-Replayed'], undefined, 'sends answer duplicate instead');
   });
 
+  it('lists the answers every route of a kind gives: 429 everywhere, 413 and 415 where a body is read, 400 for path parameters', () => {
+    for (const { path, method, op } of operations()) {
+      if (path === '/mcp') continue;
+      const where = `${method.toUpperCase()} ${path}`;
+      const statuses = Object.keys(op.responses);
+      assert.ok(statuses.includes('429'), `${where}: 429`);
+      if (method !== 'get') for (const status of ['413', '415']) assert.ok(statuses.includes(status), `${where}: ${status}`);
+      if (path.includes('{')) assert.ok(statuses.includes('400'), `${where}: 400`);
+      for (const status of statuses.filter((s) => s.startsWith('4'))) {
+        assert.equal(op.responses[status].content['application/json'].schema.$ref, '#/components/schemas/Error', `${where} ${status}`);
+      }
+    }
+    for (const path of ['/v1/broadcast', '/v1/schedule', '/v1/schedule/cron']) {
+      assert.ok(doc.paths[path].post.responses['409'], `${path}: a reused Idempotency-Key`);
+      const header = doc.paths[path].post.parameters.find((p: any) => p.name === 'idempotency-key');
+      assert.ok(new RegExp(header.schema.pattern).test('order-42 retry') && !new RegExp(header.schema.pattern).test('café'));
+    }
+    assert.equal(doc.paths['/v1/webhooks/{id}/rotate-secret'].post.requestBody.required, false, 'no body is the defaults');
+    assert.equal(doc.paths['/v1/templates/email/{id}'].put.requestBody.content['application/json'].schema.minProperties, 1);
+  });
+
   it('names the shared Error schema and references it from error responses', () => {
     const error = doc.components.schemas.Error;
     assert.deepEqual(error.required, ['statusCode', 'error', 'message', 'code']);

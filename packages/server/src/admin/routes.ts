@@ -36,7 +36,7 @@ const ProtocolChange = Type.Object({
   tier: Type.Optional(Tier),
   overageEnabled: Type.Optional(Type.Boolean()),
   subscriptionExpiresAt: Type.Optional(Type.String({ format: 'date-time' })),
-});
+}, { minProperties: 1 });
 const CHANGEABLE = Object.keys(ProtocolChange.properties) as (keyof Static<typeof ProtocolChange>)[];
 const admin = { access: 'admin' as const };
 const tags = ['admin'];

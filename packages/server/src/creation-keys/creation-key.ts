@@ -12,7 +12,7 @@ export type { CreationKey } from './creation-key-store.js';
 export const REPLAYED_HEADER = 'idempotent-replayed';
 
 /** Printable ASCII, no space at either end: what any HTTP client can send as a header value. */
-const KEY_CHARACTERS = /^[!-~](?:[ -~]*[!-~])?$/;
+export const KEY_CHARACTERS = /^[!-~](?:[ -~]*[!-~])?$/;
 
 /** The optional Idempotency-Key header of the calls that create a broadcast or a schedule. */
 export const IdempotencyKeyHeaders = Type.Object({

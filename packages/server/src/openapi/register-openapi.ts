@@ -1,5 +1,6 @@
 import swagger, { type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { KEY_CHARACTERS } from '../creation-keys/creation-key.js';
 import type { Deps } from '../deps.js';
 import { routeAccess, type Access } from '../http/guard.js';
 
@@ -76,10 +77,35 @@ const IDEMPOTENT_REPLAYED = {
   description: '`true` when this is the first answer given again for a repeated Idempotency-Key (nothing was created); absent otherwise',
   schema: { type: 'string', enum: ['true'] },
 };
+/** Operations whose body may be left out (none is the defaults). */
+const OPTIONAL_BODIES = new Set(['/v1/webhooks/{id}/rotate-secret']);
 /** The calls that take an Idempotency-Key header (creation-keys/creation-key.ts). */
 const KEYED_CREATIONS = new Set(['/v1/broadcast', '/v1/schedule', '/v1/schedule/cron']);
 
 type Json = Record<string, any>;
+
+const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+
+/**
+ * Error answers the guard and the body parser give on every route of a kind, whatever the route
+ * itself declares: 429 everywhere (per key, or per client IP without one), 413 and 415 wherever a
+ * body is read, 400 for a malformed path parameter, 409 for an Idempotency-Key reused with another
+ * body. /mcp documents its own (JSON-RPC) answers.
+ */
+function addGeneralErrors(path: string, method: string, operation: Json): void {
+  if (path === '/mcp') return;
+  const add = (status: string, description: string) => {
+    operation.responses[status] ??= { description, content: ERROR_CONTENT };
+  };
+  add('429', 'Over the rate limit: the tier limit of the key, or the per-client-IP limit without a valid key (see Retry-After)');
+  if (BODY_METHODS.has(method)) {
+    add('413', 'The body is over HERALD_BODY_LIMIT');
+    add('415', 'The body is not JSON (Content-Type), or is compressed');
+  }
+  if ((operation.parameters ?? []).some((parameter: Json) => parameter.in === 'path')) add('400', 'A path parameter is malformed');
+  if (method === 'post' && KEYED_CREATIONS.has(path)) add('409', 'DUPLICATE_IDEMPOTENCY_KEY: the Idempotency-Key was used with another body');
+}
 
 /** An object schema's `required` without the properties that have a default (the server fills them in). */
 function withoutDefaultsRequired(schema: Json | undefined): void {
@@ -103,8 +129,12 @@ const completeDocument = (document: Json): Json => {
       if (!operation || typeof operation !== 'object' || !operation.responses) continue;
       for (const parameter of operation.parameters ?? []) {
         if (parameter.in !== 'path' && parameter.schema?.default !== undefined) delete parameter.required;
+        // Checked by the handler (creationKeyOf), which names the rule better than a pattern error would.
+        if (parameter.in === 'header' && parameter.name === 'idempotency-key') parameter.schema = { ...parameter.schema, pattern: KEY_CHARACTERS.source };
       }
       withoutDefaultsRequired(operation.requestBody?.content?.['application/json']?.schema);
+      if (OPTIONAL_BODIES.has(path) && operation.requestBody) operation.requestBody.required = false;
+      addGeneralErrors(path, method, operation);
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
         const headers: Json = Object.fromEntries(Object.keys(RATE_HEADERS).map((name) => [name, ref(name)]));
         if (status === '429' || status === '503') headers['Retry-After'] = ref('Retry-After');

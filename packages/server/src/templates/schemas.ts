@@ -32,7 +32,7 @@ export const UpdateTemplateBody = Type.Object(
     textSource: Type.Optional(TemplateSourceFields.textSource),
     serviceFooter: Type.Optional(ServiceFooterSchema),
   },
-  { description: 'Any of the fields; the new version carries every field not given over from the current version' },
+  { minProperties: 1, description: 'Any of the fields; the new version carries every field not given over from the current version' },
 );
 
 const Version = Type.Object({ version: Type.Integer(), createdAt: Type.String({ format: 'date-time' }) });
