@@ -110,6 +110,14 @@ describe('GET /openapi.json', () => {
     assert.equal(doc.paths['/v1/templates/email/{id}'].put.requestBody.content['application/json'].schema.minProperties, 1);
   });
 
+  it('gives every operation a unique operationId made from its method and path', () => {
+    const ids = operations().map(({ op }) => op.operationId);
+    assert.equal(new Set(ids).size, ids.length);
+    assert.equal(doc.paths['/v1/notifications/{id}'].get.operationId, 'getNotificationsById');
+    assert.equal(doc.paths['/v1/webhooks/{id}/rotate-secret'].post.operationId, 'postWebhooksByIdRotateSecret');
+    assert.equal(doc.paths['/health'].get.operationId, 'getHealth');
+  });
+
   it('names the shared Error schema and references it from error responses', () => {
     const error = doc.components.schemas.Error;
     assert.deepEqual(error.required, ['statusCode', 'error', 'message', 'code']);

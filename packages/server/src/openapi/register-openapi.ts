@@ -114,6 +114,15 @@ function withoutDefaultsRequired(schema: Json | undefined): void {
   if (schema.required.length === 0) delete schema.required;
 }
 
+/** A stable operationId from the method and path, for generated clients: GET /v1/notifications/{id} is getNotificationsById. */
+function operationIdOf(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter((segment) => segment && segment !== 'v1')
+    .flatMap((segment) => (segment.startsWith('{') ? ['by', segment.slice(1, -1)] : segment.split(/[^A-Za-z0-9]+/)));
+  return method + words.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');
+}
+
 /**
  * The finished document, corrected where route schemas say less than the server does: a parameter
  * or body field with a default is optional (Ajv fills the default in, so the route's own type has
@@ -135,6 +144,7 @@ const completeDocument = (document: Json): Json => {
       withoutDefaultsRequired(operation.requestBody?.content?.['application/json']?.schema);
       if (OPTIONAL_BODIES.has(path) && operation.requestBody) operation.requestBody.required = false;
       addGeneralErrors(path, method, operation);
+      operation.operationId ??= operationIdOf(method, path);
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
         const headers: Json = Object.fromEntries(Object.keys(RATE_HEADERS).map((name) => [name, ref(name)]));
         if (status === '429' || status === '503') headers['Retry-After'] = ref('Retry-After');
