@@ -13,6 +13,8 @@ export interface SmtpOptions {
 /** Errors that come without an SMTP reply and will not go away by trying again. */
 const PERMANENT_CODES = new Set(['EENVELOPE', 'EMESSAGE', 'ECONFIG', 'EMAXRECIPIENTS', 'EREQUIRETLS', 'EFILEACCESS', 'EURLACCESS']);
 const AUTH_CODES = new Set(['EAUTH', 'ENOAUTH']);
+/** The commands whose 5xx answer is about the recipient or the message: a bounce. */
+const RECIPIENT_COMMANDS = new Set(['RCPT TO', 'DATA']);
 
 /**
  * Email over SMTP through a nodemailer connection pool.
@@ -22,6 +24,8 @@ const AUTH_CODES = new Set(['EAUTH', 'ENOAUTH']);
  * | message accepted (2xx after DATA)                    | delivered |
  * | 5xx to RCPT TO or DATA (except 503)                  | bounced   |
  * | 5xx to MAIL FROM: the server refuses EMAIL_FROM      | failed    |
+ * | 5xx to the connection, EHLO/HELO or another command   | failed    |
+ * |   of the session: the server refuses this gateway     |           |
  * | authentication refused, or no credentials            | failed    |
  * | 4xx, 503, connection refused/closed/timed out, TLS   | retry     |
  * | address or message nodemailer cannot send            | failed    |
@@ -85,7 +89,9 @@ export function smtpOutcome(error: NodemailerError, to: string): SendOutcome {
   if (status && reply) {
     if (status >= 500 && status !== 503) {
       if (error.command === 'MAIL FROM') return { kind: 'failed', error: `SMTP server refused the sender (EMAIL_FROM): ${reply}`, providerResponse: reply };
-      return { kind: 'bounced', error: `SMTP ${status} to ${error.command ?? 'the message'}: ${reply}`, providerResponse: reply };
+      if (error.command && RECIPIENT_COMMANDS.has(error.command)) return { kind: 'bounced', error: `SMTP ${status} to ${error.command}: ${reply}`, providerResponse: reply };
+      // A refusal of the session (a blocklisted address, a rejected HELO) is the gateway's, not the recipient's.
+      return { kind: 'failed', error: `SMTP server refused this gateway (${error.command ?? 'session'}), check SMTP_URL and the sending host: ${reply}`, providerResponse: reply };
     }
     return { kind: 'retry', error: `SMTP ${status} to ${error.command ?? 'the message'}: ${reply}`, providerResponse: reply };
   }

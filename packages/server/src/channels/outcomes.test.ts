@@ -26,6 +26,18 @@ describe('SMTP outcome mapping', () => {
     assert.equal(smtpOutcome(smtpError({ code: 'ENOAUTH' }), to).kind, 'failed');
   });
 
+  it('fails without bouncing when the server refuses the session itself (connection, HELO)', () => {
+    for (const [command, response] of [
+      ['CONN', '554 5.7.1 Client host [127.0.0.1] blocked using zen.spamhaus.org'],
+      ['EHLO', '550 5.7.1 Helo command rejected'],
+      ['HELO', '550 5.7.1 Helo command rejected'],
+    ]) {
+      const outcome = smtpOutcome(smtpError({ code: 'EPROTOCOL', responseCode: Number(response.slice(0, 3)), response, command }), to);
+      assert.equal(outcome.kind, 'failed', command);
+      assert.match(outcome.kind === 'failed' ? outcome.error : '', /refused this gateway .*check SMTP_URL/);
+    }
+  });
+
   it('retries connection-level errors and unknown ones', () => {
     for (const code of ['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ETLS', 'EPROTOCOL', 'ESOMETHINGNEW']) {
       assert.equal(smtpOutcome(smtpError({ code }), to).kind, 'retry', code);
