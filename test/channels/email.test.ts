@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { SMTPServer } from 'smtp-server';
 import { SmtpProvider } from '../../packages/server/src/channels/email.js';
 import type { OutboundMessage } from '../../packages/server/src/channels/provider.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
@@ -151,6 +152,27 @@ describe('SMTP provider', () => {
       assert.doesNotMatch(JSON.stringify(outcome), /word/);
     } finally {
       await wrong.close();
+    }
+  });
+
+  it('maps a server refusing the gateway itself (at the connection) to failed, not to a bounce', async () => {
+    const blocking = new SMTPServer({
+      logger: false,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      onConnect(_session, callback) {
+        callback(Object.assign(new Error('5.7.1 Client host [127.0.0.1] blocked using zen.spamhaus.org'), { responseCode: 554 }));
+      },
+    });
+    blocking.on('error', () => {});
+    await new Promise<void>((resolve) => blocking.listen(0, '127.0.0.1', () => resolve()));
+    const refused = new SmtpProvider({ url: `smtp://127.0.0.1:${(blocking.server.address() as { port: number }).port}`, from: FROM });
+    try {
+      const outcome = await refused.send(email('alice@example.com'));
+      assert.equal(outcome.kind, 'failed');
+      assert.match(outcome.kind === 'failed' ? outcome.error : '', /SMTP server refused this gateway \(CONN\), check SMTP_URL and the sending host: 554/);
+    } finally {
+      await refused.close();
+      await new Promise<void>((resolve) => blocking.close(() => resolve()));
     }
   });
 
