@@ -4,7 +4,9 @@ import bs58 from 'bs58';
 import { after, before, describe, it } from 'node:test';
 import { ChannelRegistry } from '../../packages/server/src/channels/registry.js';
 import { SmtpProvider } from '../../packages/server/src/channels/email.js';
+import { TwilioProvider } from '../../packages/server/src/channels/sms.js';
 import { startSmtpServer } from '../support/smtp-server.js';
+import { startTwilioApi } from '../support/twilio-api.js';
 import { ADMIN_TOKEN, call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { challenge, lastCode, newWallet, register, testClock, verify } from './wallet-key.js';
 
@@ -317,5 +319,38 @@ describe('identity registration', () => {
     const retried = await post(body);
     assert.equal(retried.status, 201);
     assert.equal(retried.body.channels.email, 'pending');
+  });
+
+  it('answers 400 naming the contact when its provider refuses it for good (a bounce, an invalid number), and the challenge still works', async () => {
+    const smtp = await startSmtpServer();
+    smtp.script('nobody@example.com', { code: 550 }, 5);
+    const twilio = await startTwilioApi();
+    twilio.script({ kind: 'error', code: 21211 }, { to: '+15550000002', times: 5 });
+    const providers = {
+      email: new SmtpProvider({ url: smtp.url, from: 'Herald <codes@herald.test>' }),
+      sms: new TwilioProvider({ accountSid: twilio.accountSid, authToken: twilio.authToken, from: '+15005550006', apiUrl: twilio.url }),
+    };
+    const wallet = newWallet();
+    const { message, nonce } = await challenge(gw, wallet.address);
+    const signed = { wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)) };
+    const working = gw.herald.deps.channels;
+    gw.herald.deps.channels = new ChannelRegistry(gw.herald.deps.db, providers);
+    try {
+      const bounced = await post({ ...signed, email: 'nobody@example.com' });
+      assertRefused(bounced, 400, 'VALIDATION_ERROR', /^email cannot receive the verification code: the provider refused it for good \(SMTP 550/);
+      assert.equal(bounced.headers.get('retry-after'), null);
+      assert.ok(!bounced.body.message.includes('nobody@example.com'), 'the address is not echoed');
+      const invalid = await post({ ...signed, phone: '+15550000002' });
+      assertRefused(invalid, 400, 'VALIDATION_ERROR', /^phone cannot receive the verification code: the provider refused it for good \(Twilio 400: 21211/);
+      assert.ok(!invalid.body.message.includes('5550000002'), 'the number is not echoed');
+      assert.equal((await status(wallet.address)).body.registered, false);
+      const corrected = await post({ ...signed, email: 'somebody@example.com' });
+      assert.equal(corrected.status, 201, 'the challenge was given back');
+    } finally {
+      gw.herald.deps.channels = working;
+      await providers.email.close();
+      await smtp.close();
+      await twilio.close();
+    }
   });
 });

@@ -25,7 +25,8 @@ export type SendOutcome =
   | { kind: 'delivered'; providerResponse: string }
   | { kind: 'bounced'; error: string; providerResponse?: string }
   | { kind: 'retry'; error: string; retryAfterMs?: number; providerResponse?: string }
-  | { kind: 'failed'; error: string; providerResponse?: string };
+  /** `unreachable`: the destination itself cannot take messages (an invalid or opted-out number), not the setup. */
+  | { kind: 'failed'; error: string; providerResponse?: string; unreachable?: true };
 
 export interface ChannelProvider {
   /** `smtp`, `telegram`, `twilio`, `capture`. */

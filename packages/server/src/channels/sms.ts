@@ -89,8 +89,13 @@ export function twilioOutcome(status: number, answer: TwilioAnswer | undefined, 
   if (status === 401 || status === 403) {
     return { kind: 'failed', error: `Twilio refused the credentials (${status} ${detail}), check TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN`, providerResponse };
   }
-  return { kind: 'failed', error: `Twilio ${status}: ${detail}`, providerResponse };
+  const outcome: SendOutcome = { kind: 'failed', error: `Twilio ${status}: ${detail}`, providerResponse };
+  if (answer?.code !== undefined && UNREACHABLE_NUMBER_CODES.has(answer.code)) outcome.unreachable = true;
+  return outcome;
 }
+
+/** Twilio errors about the number itself: invalid (21211), opted out by STOP (21610), unroutable (21612), not mobile (21614). */
+const UNREACHABLE_NUMBER_CODES = new Set([21211, 21610, 21612, 21614]);
 
 /** `Retry-After` as seconds or as an HTTP date. */
 export function retryAfterMs(header: string | null, now: number): number | undefined {

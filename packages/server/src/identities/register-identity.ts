@@ -53,6 +53,12 @@ async function sendCodes(deps: RegistrationDeps, wallet: string, plans: Map<Code
       const outcome = await sendVerificationCode(deps.channels, { ...send, code });
       if (outcome.kind !== 'delivered') {
         deps.log.warn({ wallet, channel: send.channel, outcome: outcome.kind, error: outcome.error }, 'verification code not sent');
+        // A destination that refuses for good (a bounce, an invalid or opted-out number) is the
+        // request's mistake: retrying it could never work. Anything else may pass later.
+        if (outcome.kind === 'bounced' || (outcome.kind === 'failed' && outcome.unreachable)) {
+          const field = send.channel === 'email' ? 'email' : 'phone';
+          throw new ApiError('VALIDATION_ERROR', `${field} cannot receive the verification code: the provider refused it for good (${outcome.error}); nothing was changed`);
+        }
         const message = `The verification code could not be sent by ${send.channel}; nothing was changed, retry with the same challenge`;
         throw new ApiError('SERVICE_UNAVAILABLE', message, { 'Retry-After': '30' });
       }
