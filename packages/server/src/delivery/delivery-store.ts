@@ -19,9 +19,19 @@ export interface DueNotification {
   template_id: string | null;
   template_version: number | null;
   template_variables: Record<string, unknown> | null;
-  /** Attempts including the one being made; doubles as the claim's fencing token. */
+  /**
+   * Attempts including the one being made. With `fallback_channel` (set once, when the counter
+   * starts again for the SMS fallback) it is the claim's fencing token: the pair never repeats.
+   */
   attempts: number;
 }
+
+/** A claim as its fencing token names it: the attempt counter and the fallback it was made under. */
+export type ClaimToken = Pick<DueNotification, 'id' | 'attempts' | 'fallback_channel'>;
+
+/** The fence of a claim `c` (id, token, fallback) on notification `n`: still this worker's. */
+const HOLDS_CLAIM = `n.id = c.id AND n.attempts = c.token AND n.fallback_channel IS NOT DISTINCT FROM c.fallback AND n.status = 'sending'`;
+const claimParams = (claims: ClaimToken[]) => [claims.map((c) => c.id), claims.map((c) => c.attempts), claims.map((c) => c.fallback_channel)];
 
 const COLUMNS = [
   'id', 'protocol_id', 'environment', 'wallet', 'subject', 'body', 'category', 'priority', 'channel',
@@ -64,7 +74,7 @@ export async function protocolNames(db: Queryable, ids: string[]): Promise<Map<s
 
 /**
  * Writes a batch of outcomes in one transaction: the notification rows (only where this worker
- * still holds the claim, fenced by the attempt counter), every attempt record, and the events of
+ * still holds the claim, fenced by the attempt counter and the fallback it was claimed under), every attempt record, and the events of
  * the rows that reached a final state. Returns the ids whose state was written. `held` rows are
  * locked by the caller's transaction (lockDueNotifications) and were never leased: no fence.
  */
@@ -80,9 +90,9 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
        receipt_status = CASE WHEN n.receipt_status = 'pending' AND u.status IN ('bounced', 'failed') THEN 'failed' ELSE n.receipt_status END,
        receipt_failure_reason = CASE WHEN n.receipt_status = 'pending' AND u.status IN ('bounced', 'failed')
          THEN 'notification was not delivered (' || u.status || ')' ELSE n.receipt_failure_reason END
-     FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[])
-       AS u(id, token, status, attempts, fallback_channel, next_attempt_at, delivered_at, last_error)
-     WHERE n.id = u.id ${held ? '' : `AND n.attempts = u.token AND n.status = 'sending'`}
+     FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[], $10::text[])
+       AS u(id, token, status, attempts, fallback_channel, next_attempt_at, delivered_at, last_error, claimed_fallback)
+     WHERE n.id = u.id ${held ? '' : `AND n.attempts = u.token AND n.fallback_channel IS NOT DISTINCT FROM u.claimed_fallback AND n.status = 'sending'`}
      RETURNING n.id`,
     [
       col((s) => s.id),
@@ -94,6 +104,7 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
       col((s) => s.deliveredAt?.toISOString() ?? null),
       col((s) => s.lastError),
       now,
+      col((s) => s.claimedFallback),
     ],
   );
   const written = new Set(updated.map((r) => r.id));
@@ -136,26 +147,25 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
  * that transaction and this statement would lock the batch's rows in different orders, and
  * those rows need no lease once it commits.
  */
-export async function renewLeases(db: Queryable, claims: { id: string; attempts: number }[], lockedUntil: Date): Promise<void> {
+export async function renewLeases(db: Queryable, claims: ClaimToken[], lockedUntil: Date): Promise<void> {
   if (claims.length === 0) return;
   await db.query(
-    `UPDATE notifications SET locked_until = $3
+    `UPDATE notifications SET locked_until = $4
      WHERE id IN (
-       SELECT n.id FROM notifications n JOIN unnest($1::text[], $2::int[]) AS c(id, token) ON n.id = c.id AND n.attempts = c.token
-       WHERE n.status = 'sending'
+       SELECT n.id FROM notifications n JOIN unnest($1::text[], $2::int[], $3::text[]) AS c(id, token, fallback) ON ${HOLDS_CLAIM}
        FOR UPDATE OF n SKIP LOCKED
      )`,
-    [claims.map((c) => c.id), claims.map((c) => c.attempts), lockedUntil],
+    [...claimParams(claims), lockedUntil],
   );
 }
 
 /** Gives unstarted claims back (graceful shutdown): they become due again at once. */
-export async function releaseClaims(db: Queryable, claims: { id: string; attempts: number }[]): Promise<void> {
+export async function releaseClaims(db: Queryable, claims: ClaimToken[]): Promise<void> {
   if (claims.length === 0) return;
   await db.query(
     `UPDATE notifications AS n SET status = 'queued', attempts = n.attempts - 1, locked_until = NULL
-     FROM unnest($1::text[], $2::int[]) AS c(id, token)
-     WHERE n.id = c.id AND n.attempts = c.token AND n.status = 'sending'`,
-    [claims.map((c) => c.id), claims.map((c) => c.attempts)],
+     FROM unnest($1::text[], $2::int[], $3::text[]) AS c(id, token, fallback)
+     WHERE ${HOLDS_CLAIM}`,
+    claimParams(claims),
   );
 }

@@ -10,13 +10,15 @@ export interface ClaimedNotification {
   priority: string;
   channel: Channel;
   fallback_channel: Channel | null;
-  /** Attempts including the one just claimed; doubles as the claim's fencing token. */
+  /** Attempts including the one just claimed; with fallback_channel, the claim's fencing token. */
   attempts: number;
 }
 
 export interface Settlement {
   id: string;
+  /** The claim's fencing token: its attempt counter and the fallback it was made under. */
   token: number;
+  claimedFallback: Channel | null;
   status: 'queued' | 'delivered' | 'bounced' | 'failed';
   attempts: number;
   fallbackChannel: Channel | null;
@@ -41,6 +43,7 @@ export function settle(
   const base = {
     id: n.id,
     token: n.attempts,
+    claimedFallback: n.fallback_channel,
     attempts: n.attempts,
     fallbackChannel: n.fallback_channel,
     nextAttemptAt: null,
