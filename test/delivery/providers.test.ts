@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { commitSettlements } from '../../packages/server/src/delivery/delivery-store.js';
+import { DEFAULT_RETRY_POLICY } from '../../packages/server/src/delivery/retry-policy.js';
+import { settle } from '../../packages/server/src/delivery/settle.js';
 import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 import { startTelegramApi, type TestTelegramApi } from '../support/telegram-api.js';
 import { startTwilioApi, type TestTwilioApi } from '../support/twilio-api.js';
-import { registeredWallet } from '../support/wallets.js';
+import { importIdentity, registeredWallet } from '../support/wallets.js';
 
 describe('delivery through SMTP, Telegram and Twilio', () => {
   let gw: TestGateway;
@@ -144,6 +147,43 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
     const [event] = await eventsOf(id);
     assert.equal(event.type, 'notification.failed');
     assert.ok(!String(event.data.reason).includes(telegram.token));
+  });
+
+  it('stops counting a blocked Telegram chat as verified, so the next send goes to the verified email', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { email: c.email, telegramChatId: c.telegramChatId });
+    const status = async () => (await call(gw.url, acme.apiKey, 'GET', `/v1/wallets/${wallet}/status`)).body.channels;
+    assert.deepEqual(await status(), ['email', 'telegram']);
+    telegram.script({ kind: 'blocked' }, { chatId: c.telegramChatId });
+    const blocked = await settled(await send({ wallet }));
+    assert.equal(blocked.status, 'failed');
+    assert.equal(blocked.delivery_channel, 'telegram');
+    assert.deepEqual(await status(), ['email'], 'the blocked chat is no longer a verified channel');
+    const next = await send({ wallet });
+    const delivered = await settled(next);
+    assert.equal(delivered.status, 'delivered');
+    assert.equal(delivered.delivery_channel, 'email');
+  });
+
+  it('stops counting a number opted out with STOP (Twilio 21610) as verified, but only the number that was sent to', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { phone: c.phone });
+    twilio.script({ kind: 'error', code: 21610 }, { to: c.phone });
+    const id = await send({ wallet });
+    const first = await settled(id);
+    assert.equal(first.status, 'failed');
+    assert.deepEqual((await call(gw.url, acme.apiKey, 'GET', `/v1/wallets/${wallet}/status`)).body.channels, []);
+
+    // The owner verifies a new number; a late answer about the old one leaves it alone.
+    await importIdentity(gw.url, wallet, { phone: contacts().phone });
+    const late = settle(
+      { id, protocol_id: acme.id, wallet, priority: 'normal', channel: 'sms', fallback_channel: null, attempts: 1 },
+      { kind: 'failed', error: 'Twilio 400: 21610', unreachable: true },
+      { provider: 'twilio', durationMs: 1, now: new Date(), policy: DEFAULT_RETRY_POLICY, hasPhone: true },
+    );
+    late.unreachableContact = { wallet, channel: 'sms', sealed: gw.herald.deps.secrets.encrypt(c.phone) };
+    await commitSettlements(gw.herald.deps.db, [late], new Date(), { held: true });
+    assert.deepEqual((await call(gw.url, acme.apiKey, 'GET', `/v1/wallets/${wallet}/status`)).body.channels, ['sms']);
   });
 
   it('gives up after the configured attempts on repeated Twilio 5xx', async () => {

@@ -90,6 +90,11 @@ export function telegramOutcome(status: number, answer: BotApiAnswer | undefined
   if (status === 401 || status === 404) {
     return { kind: 'failed', error: `Telegram refused the bot token (${status} ${description}), check TELEGRAM_BOT_TOKEN`, providerResponse };
   }
-  if (status >= 400 && status < 500) return { kind: 'failed', error: `Telegram ${status}: ${description}`, providerResponse };
+  if (status >= 400 && status < 500) {
+    const outcome: SendOutcome = { kind: 'failed', error: `Telegram ${status}: ${description}`, providerResponse };
+    // The chat itself is gone for this bot: blocked, deactivated, kicked, or never there.
+    if (status === 403 || /chat not found/i.test(description)) outcome.unreachable = true;
+    return outcome;
+  }
   return { kind: 'retry', error: `Telegram ${status}: ${description}`, providerResponse };
 }

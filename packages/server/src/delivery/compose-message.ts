@@ -20,7 +20,7 @@ export interface DeliverableNotification {
 }
 
 /** Channels whose contact a notification needs, by channel. */
-const CONTACT: Record<Channel, keyof Contacts> = { email: 'email', telegram: 'telegramChatId', sms: 'phone' };
+export const CONTACT: Record<Channel, keyof Contacts> = { email: 'email', telegram: 'telegramChatId', sms: 'phone' };
 
 export function contactFor(channel: Channel, contacts: Contacts | undefined): string | undefined {
   return contacts?.[CONTACT[channel]];

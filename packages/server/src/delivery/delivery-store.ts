@@ -2,7 +2,7 @@ import type { Queryable } from '../db/connection.js';
 import { lockDue } from '../db/claim-due.js';
 import { newId } from '../ids.js';
 import { loadTemplateVersions } from '../templates/template-store.js';
-import type { Settlement } from './settle.js';
+import type { Settlement, UnreachableContact } from './settle.js';
 
 /** A due notification as the worker reads it. */
 export interface DueNotification {
@@ -123,6 +123,11 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
       col(() => now.toISOString()),
     ],
   );
+  await forgetUnreachableContacts(
+    db,
+    settled.flatMap((s) => (s.unreachableContact && written.has(s.id) ? [s.unreachableContact] : [])),
+    now,
+  );
   const events = settled.filter((s) => s.event && written.has(s.id));
   if (events.length) {
     await db.query(
@@ -138,6 +143,26 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
     );
   }
   return written;
+}
+
+/**
+ * Takes away the verified mark of Telegram chats and phone numbers their provider refused for good
+ * (a blocked bot, a number opted out with STOP): the wallet's next sends go to its other verified
+ * channels instead of failing on this one, and the owner verifies it again to get it back. Only
+ * the contact that was sent to: one changed since keeps its state.
+ */
+async function forgetUnreachableContacts(db: Queryable, contacts: UnreachableContact[], now: Date): Promise<void> {
+  if (contacts.length === 0) return;
+  await db.query(
+    `UPDATE identities AS i SET
+       telegram_linked_at = CASE WHEN u.channel = 'telegram' THEN NULL ELSE i.telegram_linked_at END,
+       phone_verified_at = CASE WHEN u.channel = 'sms' THEN NULL ELSE i.phone_verified_at END,
+       updated_at = $4
+     FROM unnest($1::text[], $2::text[], $3::text[]) AS u(wallet, channel, sealed)
+     WHERE i.wallet = u.wallet
+       AND ((u.channel = 'telegram' AND i.telegram_chat_enc = u.sealed) OR (u.channel = 'sms' AND i.phone_enc = u.sealed))`,
+    [contacts.map((c) => c.wallet), contacts.map((c) => c.channel), contacts.map((c) => c.sealed), now],
+  );
 }
 
 /**

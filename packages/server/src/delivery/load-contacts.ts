@@ -11,7 +11,10 @@ export interface Contacts {
  * Verified contacts of each wallet, in one query for a whole batch. Each contact is decrypted when
  * first read: a send needs one channel's contact, and whether a phone exists is known unopened.
  */
-export async function loadContactsFor(db: Queryable, secrets: SecretBox, wallets: string[]): Promise<Map<string, Contacts & { hasPhone: boolean }>> {
+/** A wallet's verified contacts, opened on first read, with the stored (sealed) form of each. */
+export type WalletContacts = Contacts & { hasPhone: boolean; sealed: { email?: string; phone?: string; telegramChatId?: string } };
+
+export async function loadContactsFor(db: Queryable, secrets: SecretBox, wallets: string[]): Promise<Map<string, WalletContacts>> {
   const rows = await db.query<{
     wallet: string;
     email_enc: string | null;
@@ -29,7 +32,7 @@ export async function loadContactsFor(db: Queryable, secrets: SecretBox, wallets
 }
 
 /** Contacts whose values are decrypted on first read. */
-function sealedContacts(secrets: SecretBox, email: string | null, phone: string | null, telegram: string | null): Contacts & { hasPhone: boolean } {
+function sealedContacts(secrets: SecretBox, email: string | null, phone: string | null, telegram: string | null): WalletContacts {
   const opened = new Map<string, string>();
   const open = (sealed: string | null) => {
     if (!sealed) return undefined;
@@ -39,6 +42,7 @@ function sealedContacts(secrets: SecretBox, email: string | null, phone: string 
   };
   return {
     hasPhone: phone !== null,
+    sealed: { email: email ?? undefined, phone: phone ?? undefined, telegramChatId: telegram ?? undefined },
     get email() {
       return open(email);
     },

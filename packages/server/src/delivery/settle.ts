@@ -27,6 +27,15 @@ export interface Settlement {
   lastError: string | null;
   attempt: { attempt: number; channel: Channel; provider: string; outcome: string; providerResponse: string | null; error: string | null; durationMs: number };
   event: { type: NotificationEventType; data: Record<string, unknown> } | null;
+  /** A Telegram chat or phone number its provider refused for good: no longer a verified channel of the wallet. */
+  unreachableContact?: UnreachableContact;
+}
+
+export interface UnreachableContact {
+  wallet: string;
+  channel: 'telegram' | 'sms';
+  /** The contact as stored when it was sent to: a contact changed since is left alone. */
+  sealed: string;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { TrackingLinks } from '../engagement/tracking-links.js';
 import { JobLoop } from '../jobs/loop.js';
 import { tableStatistics } from '../db/table-statistics.js';
-import { composeMessage, contactFor } from './compose-message.js';
+import { composeMessage, CONTACT, contactFor } from './compose-message.js';
 import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNames, releaseClaims, renewLeases, withTemplates, type DueNotification } from './delivery-store.js';
 import { loadContactsFor } from './load-contacts.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -83,13 +83,18 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
         outcome = { kind: 'retry', error: `provider error: ${(error as Error).message}` };
       }
     }
-    return settle(n, outcome, {
+    const settlement = settle(n, outcome, {
       provider: provider.name,
       durationMs: performance.now() - started,
       now: deps.now(),
       policy: options.retry,
       hasPhone: walletContacts?.hasPhone ?? false,
     });
+    const sealed = walletContacts?.sealed[CONTACT[channel]];
+    if (outcome.kind === 'failed' && outcome.unreachable && channel !== 'email' && sealed) {
+      settlement.unreachableContact = { wallet: n.wallet, channel, sealed };
+    }
+    return settlement;
   }
 
   /**
