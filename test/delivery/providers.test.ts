@@ -84,6 +84,7 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
     const req = telegram.received.find((r) => r.body.chat_id === c.telegramChatId)!;
     assert.equal(req.body.parse_mode, 'HTML');
     assert.match(String(req.body.text), /Rate &lt; 5% &amp; rising/);
+    assert.equal(req.userAgent, 'Herald/1.0');
   });
 
   it('sends SMS through Twilio with basic auth and the form fields', async () => {
@@ -93,6 +94,7 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
     assert.equal((await settled(id)).status, 'delivered');
     const req = twilio.received.find((r) => r.form.To === c.phone)!;
     assert.equal(req.form.From, '+15005550006');
+    assert.equal(req.userAgent, 'Herald/1.0');
     assert.equal(req.form.Body, 'Heads up: Rate < 5% & rising');
     assert.equal(req.username, twilio.accountSid);
   });

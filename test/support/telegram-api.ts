@@ -12,6 +12,7 @@ export interface TelegramRequest {
   /** The token the request used (from `/bot<token>/…`). */
   token: string;
   contentType: string;
+  userAgent: string;
   body: Record<string, unknown>;
   /** Status the server answered. */
   status: number;
@@ -112,7 +113,7 @@ export async function startTelegramApi(options: { token?: string } = {}): Promis
 
   const server = createServer(async (req, res) => {
     const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(req.url ?? '');
-    const record: TelegramRequest = { method: match?.[2] ?? '', token: match?.[1] ?? '', contentType: req.headers['content-type'] ?? '', body: {}, status: 0, at: Date.now() };
+    const record: TelegramRequest = { method: match?.[2] ?? '', token: match?.[1] ?? '', contentType: req.headers['content-type'] ?? '', userAgent: req.headers['user-agent'] ?? '', body: {}, status: 0, at: Date.now() };
     try {
       record.body = await readBody(req);
     } catch {

@@ -15,6 +15,7 @@ export interface TwilioRequest {
   username?: string;
   password?: string;
   contentType: string;
+  userAgent: string;
   form: Record<string, string>;
   status: number;
   at: number;
@@ -113,7 +114,7 @@ export async function startTwilioApi(options: { accountSid?: string; authToken?:
     const form = contentType.startsWith('application/x-www-form-urlencoded')
       ? Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')))
       : {};
-    const record: TwilioRequest = { path: req.url ?? '', ...basicAuth(req.headers.authorization), contentType, form, status: 0, at: Date.now() };
+    const record: TwilioRequest = { path: req.url ?? '', ...basicAuth(req.headers.authorization), contentType, userAgent: req.headers['user-agent'] ?? '', form, status: 0, at: Date.now() };
     received.push(record);
     const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(record.path);
     if (record.username !== accountSid || record.password !== authToken) {

@@ -34,3 +34,6 @@ export interface ChannelProvider {
   send(message: OutboundMessage): Promise<SendOutcome>;
   close?(): Promise<void>;
 }
+
+/** The User-Agent of requests to the Telegram Bot API and to Twilio. */
+export const PROVIDER_USER_AGENT = 'Herald/1.0';

@@ -1,4 +1,4 @@
-import type { ChannelProvider, OutboundMessage, SendOutcome } from './provider.js';
+import { PROVIDER_USER_AGENT, type ChannelProvider, type OutboundMessage, type SendOutcome } from './provider.js';
 import { redactContact } from './redact-contact.js';
 
 export interface TwilioOptions {
@@ -52,7 +52,12 @@ export class TwilioProvider implements ChannelProvider {
     try {
       response = await fetch(this.endpoint, {
         method: 'POST',
-        headers: { authorization: this.authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        headers: {
+          authorization: this.authorization,
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+          'user-agent': PROVIDER_USER_AGENT,
+        },
         body: form,
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
         redirect: 'error',

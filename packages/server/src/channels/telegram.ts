@@ -1,4 +1,4 @@
-import type { ChannelProvider, OutboundMessage, SendOutcome } from './provider.js';
+import { PROVIDER_USER_AGENT, type ChannelProvider, type OutboundMessage, type SendOutcome } from './provider.js';
 import { redactContact } from './redact-contact.js';
 import { TokenBucket } from './token-bucket.js';
 
@@ -51,7 +51,7 @@ export class TelegramProvider implements ChannelProvider {
     try {
       response = await fetch(this.endpoint, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', 'user-agent': PROVIDER_USER_AGENT },
         body: JSON.stringify({ chat_id: message.to, text: message.text, parse_mode: 'HTML', disable_web_page_preview: true }),
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
         redirect: 'error',
