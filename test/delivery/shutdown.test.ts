@@ -6,8 +6,27 @@ import { after, before, describe, it } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { call, onPostgres, startGateway, waitFor } from '../support/gateway.js';
+import { startSmtpServer } from '../support/smtp-server.js';
 import { startTelegramApi, type TestTelegramApi } from '../support/telegram-api.js';
 import { registeredWallet } from '../support/wallets.js';
+
+type Row = { status: string; attempts: number; locked_until: Date | null };
+
+/** The notifications as stored, read once the gateway has closed its database. */
+async function rowsAfterClose(databaseUrl: string | undefined, dir: string): Promise<Row[]> {
+  const sql = `SELECT status, attempts, locked_until FROM notifications ORDER BY id`;
+  if (onPostgres) {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    const { rows } = await client.query(sql);
+    await client.end();
+    return rows;
+  }
+  const db = new PGlite(path.join(dir, 'pgdata'));
+  const { rows } = await db.query<Row>(sql);
+  await db.close();
+  return rows;
+}
 
 describe('worker graceful shutdown', () => {
   let telegram: TestTelegramApi;
@@ -44,18 +63,7 @@ describe('worker graceful shutdown', () => {
 
     await gw.herald.close();
 
-    const sql = `SELECT status, attempts, locked_until FROM notifications ORDER BY id`;
-    let rows: { status: string; attempts: number; locked_until: Date | null }[];
-    if (onPostgres) {
-      const client = new pg.Client({ connectionString: gw.databaseUrl });
-      await client.connect();
-      rows = (await client.query(sql)).rows;
-      await client.end();
-    } else {
-      const db = new PGlite(path.join(dir, 'pgdata'));
-      rows = (await db.query<(typeof rows)[number]>(sql)).rows;
-      await db.close();
-    }
+    const rows = await rowsAfterClose(gw.databaseUrl, dir);
     const delivered = rows.filter((r) => r.status === 'delivered');
     const released = rows.filter((r) => r.status === 'queued');
     assert.equal(delivered.length + released.length, 20, JSON.stringify(rows.map((r) => r.status)));
@@ -66,5 +74,35 @@ describe('worker graceful shutdown', () => {
       assert.equal(row.attempts, 0, 'a released claim does not count as an attempt');
     }
     await gw.close();
+  });
+
+  it('starts no more emails than the SMTP pool carries, so a stop gives the rest back instead of sending them twice', async () => {
+    const smtpDir = mkdtempSync(path.join(tmpdir(), 'herald-shutdown-smtp-'));
+    const smtp = await startSmtpServer();
+    smtp.script('slow@example.com', { delayMs: 700 }, 100);
+    // The default concurrency (50) is far above the pool's 5 connections.
+    const gw = await startGateway({
+      env: { ...(onPostgres ? {} : { HERALD_DATA_DIR: smtpDir }), SMTP_URL: smtp.url, EMAIL_FROM: 'Herald <n@herald.test>', HERALD_WORKER_POLL_MS: '50' },
+    });
+    try {
+      const protocol = await gw.createProtocol({ tier: 3 });
+      const wallet = await registeredWallet(gw.url, { email: 'slow@example.com' });
+      const notifications = Array.from({ length: 30 }, (_, i) => ({ wallet, subject: `s${i}`, body: 'b', category: 'system' }));
+      assert.equal((await call(gw.url, protocol.apiKey, 'POST', '/v1/notify/bulk', { notifications })).status, 202);
+      await waitFor(async () => smtp.received.length >= 1);
+
+      await gw.herald.close();
+      const rows = await rowsAfterClose(gw.databaseUrl, smtpDir);
+      const delivered = rows.filter((r) => r.status === 'delivered');
+      const released = rows.filter((r) => r.status === 'queued');
+      assert.equal(delivered.length + released.length, 30, JSON.stringify(rows.map((r) => r.status)));
+      assert.equal(delivered.length, smtp.received.length, 'every email the server took is recorded: none goes out again');
+      assert.ok(released.length >= 15, `${released.length} given back`);
+      for (const row of released) assert.deepEqual([row.attempts, row.locked_until], [0, null]);
+    } finally {
+      await gw.close();
+      await smtp.close();
+      rmSync(smtpDir, { recursive: true, force: true });
+    }
   });
 });

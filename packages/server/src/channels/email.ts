@@ -35,12 +35,16 @@ export class SmtpProvider implements ChannelProvider {
   private readonly transport: Transporter<SMTPPoolSentMessageInfo>;
   private readonly domain: string;
 
+  /** One message per pooled connection at a time. */
+  readonly maxConcurrency: number;
+
   constructor(private readonly options: SmtpOptions) {
     this.domain = fromDomain(options.from);
+    this.maxConcurrency = options.maxConnections ?? 5;
     this.transport = nodemailer.createTransport({
       pool: true,
       url: options.url,
-      maxConnections: options.maxConnections ?? 5,
+      maxConnections: this.maxConcurrency,
       // One immediate retry on a fresh connection covers a pooled connection the server closed
       // while idle; anything longer is the delivery worker's backoff to decide.
       maxRequeues: 1,

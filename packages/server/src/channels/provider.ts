@@ -31,6 +31,12 @@ export type SendOutcome =
 export interface ChannelProvider {
   /** `smtp`, `telegram`, `twilio`, `capture`. */
   readonly name: string;
+  /**
+   * Sends it carries at once, when it has a limit of its own (a connection pool). The worker starts
+   * no more than that: a send queued inside the provider counts as started, so a stopping worker
+   * could neither give it back nor wait for it.
+   */
+  readonly maxConcurrency?: number;
   send(message: OutboundMessage): Promise<SendOutcome>;
   close?(): Promise<void>;
 }

@@ -210,9 +210,12 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
       if (group) group.push(n);
       else byChannel.set(channel, [n]);
     }
+    // A group's rows share a channel, and so a provider (capture ones are never sent from here with others).
+    const concurrencyOf = (n: DueNotification) =>
+      Math.min(options.concurrency, deps.channels.providerFor(n.fallback_channel ?? n.channel, n.environment).maxConcurrency ?? Infinity);
     await Promise.all(
       [...byChannel.values()].map((group) =>
-        pool(group, options.concurrency, async (n) => {
+        pool(group, concurrencyOf(group[0]), async (n) => {
           if (stopping && unstarted) {
             unstarted.push(n);
             return;
