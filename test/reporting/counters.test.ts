@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Database } from '../../packages/server/src/db/connection.js';
 import { reserveSends, type QuotaProtocol } from '../../packages/server/src/limits/quota.js';
-import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { call, onPostgres, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { importIdentity, registeredWallet } from '../support/wallets.js';
 
 /** Each counter table next to the same figures recounted from the rows; they must be equal. */
@@ -133,5 +133,27 @@ describe('report counters stay equal to a recount of the rows', () => {
 
     await db.query(`DELETE FROM notifications WHERE wallet = $1`, [wallets[1]]);
     await assertCountersMatchRows(db, 'after deleting notifications');
+  });
+
+  it('when a subscription is written while its identity changes channels', { skip: !onPostgres && 'needs concurrent transactions (PostgreSQL)' }, async () => {
+    const db = gw.herald.deps.db;
+    const wallet = await registeredWallet(gw.url, { telegramChatId: '77' });
+    // The identity loses its chat (as when the bot is blocked); the change is not committed yet.
+    let commit!: () => void;
+    const held = new Promise<void>((resolve) => (commit = resolve));
+    let changed!: () => void;
+    const changing = new Promise<void>((resolve) => (changed = resolve));
+    const change = db.transaction(async (tx) => {
+      await tx.query('UPDATE identities SET telegram_linked_at = NULL WHERE wallet = $1', [wallet]);
+      changed();
+      await held;
+    });
+    await changing;
+    const subscribing = call(gw.url, acme.apiKey, 'POST', '/v1/subscriptions', { walletAddress: wallet, channels: ['telegram'] });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    commit();
+    await change;
+    assert.equal((await subscribing).status, 201);
+    await assertCountersMatchRows(db, 'after the concurrent change and subscription');
   });
 });

@@ -14,12 +14,14 @@ export async function isRegistered(db: Queryable, wallet: string): Promise<boole
 }
 
 /**
- * The wallet's identity, locked against erasure (FOR KEY SHARE) by the statement that writes its
- * subscription: an erasure running at the same time either waits for that statement and then
- * erases the row it wrote, or commits first and leaves nothing for the statement to write. A
- * check made beforehand could pass, and the row be written after the erasure.
+ * The identity of the wallet in `$2`, locked (FOR SHARE) by the statement that writes its
+ * subscription. An erasure running at the same time either waits for that statement and then
+ * erases the row it wrote, or commits first and leaves nothing for the statement to write (a
+ * check made beforehand could pass, and the row be written after the erasure). FOR SHARE rather
+ * than FOR KEY SHARE: a change of the identity's channels waits too, so the audience counters'
+ * triggers on either table see the other's write (migration 005).
  */
-const REGISTERED = 'FROM identities WHERE wallet = $2 FOR KEY SHARE';
+const LOCKED_IDENTITY = 'FROM identities WHERE wallet = $2 FOR SHARE';
 
 /**
  * Subscribes (or re-subscribes) the wallet; `created` tells whether the row is new. Undefined
@@ -34,7 +36,7 @@ export async function upsertSubscription(
 ): Promise<(SubscriptionRow & { created: boolean }) | undefined> {
   const [row] = await db.query<SubscriptionRow & { created: boolean }>(
     `INSERT INTO subscriptions AS s (protocol_id, wallet, channels, subscribed, subscribed_at)
-     SELECT $1, $2, $3::text[], true, $4 ${REGISTERED}
+     SELECT $1, $2, $3::text[], true, $4 ${LOCKED_IDENTITY}
      ON CONFLICT (protocol_id, wallet) DO UPDATE SET
        channels = EXCLUDED.channels,
        subscribed = true,
@@ -62,7 +64,7 @@ export async function findSubscription(db: Queryable, protocolId: string, wallet
 export async function unsubscribe(db: Queryable, protocolId: string, wallet: string, now: Date): Promise<SubscriptionRow | undefined> {
   const [row] = await db.query<SubscriptionRow>(
     `INSERT INTO subscriptions AS s (protocol_id, wallet, channels, subscribed, subscribed_at, unsubscribed_at)
-     SELECT $1, $2, '{}'::text[], false, $3::timestamptz, $3::timestamptz ${REGISTERED}
+     SELECT $1, $2, '{}'::text[], false, $3::timestamptz, $3::timestamptz ${LOCKED_IDENTITY}
      ON CONFLICT (protocol_id, wallet) DO UPDATE SET
        subscribed = false,
        unsubscribed_at = CASE WHEN s.subscribed THEN EXCLUDED.unsubscribed_at ELSE s.unsubscribed_at END
