@@ -177,15 +177,39 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
     assert.deepEqual((await call(gw.url, acme.apiKey, 'GET', `/v1/wallets/${wallet}/status`)).body.channels, []);
 
     // The owner verifies a new number; a late answer about the old one leaves it alone.
+    const [{ phone_enc: oldNumber }] = await gw.herald.deps.db.query<{ phone_enc: string }>('SELECT phone_enc FROM identities WHERE wallet = $1', [wallet]);
     await importIdentity(gw.url, wallet, { phone: contacts().phone });
     const late = settle(
       { id, protocol_id: acme.id, wallet, priority: 'normal', channel: 'sms', fallback_channel: null, attempts: 1 },
       { kind: 'failed', error: 'Twilio 400: 21610', unreachable: true },
       { provider: 'twilio', durationMs: 1, now: new Date(), policy: DEFAULT_RETRY_POLICY, hasPhone: true },
     );
-    late.unreachableContact = { wallet, channel: 'sms', sealed: gw.herald.deps.secrets.encrypt(c.phone) };
+    late.unreachableContact = { wallet, channel: 'sms', sealed: oldNumber };
     await commitSettlements(gw.herald.deps.db, [late], new Date(), { held: true });
     assert.deepEqual((await call(gw.url, acme.apiKey, 'GET', `/v1/wallets/${wallet}/status`)).body.channels, ['sms']);
+  });
+
+  it('unverifies both the chat and the number of one wallet refused in the same batch', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { telegramChatId: c.telegramChatId, phone: c.phone });
+    const [sealed] = await gw.herald.deps.db.query<{ telegram_chat_enc: string; phone_enc: string }>(
+      'SELECT telegram_chat_enc, phone_enc FROM identities WHERE wallet = $1',
+      [wallet],
+    );
+    const ctx = { provider: 'test', durationMs: 1, now: new Date(), policy: DEFAULT_RETRY_POLICY, hasPhone: true };
+    const refused = (channel: 'telegram' | 'sms', id: string) => {
+      const s = settle(
+        { id, protocol_id: acme.id, wallet, priority: 'normal', channel, fallback_channel: null, attempts: 1 },
+        { kind: 'failed', error: 'refused', unreachable: true },
+        ctx,
+      );
+      s.unreachableContact = { wallet, channel, sealed: channel === 'telegram' ? sealed.telegram_chat_enc : sealed.phone_enc };
+      return s;
+    };
+    await commitSettlements(gw.herald.deps.db, [refused('telegram', await send({ wallet })), refused('sms', await send({ wallet, preferredChannel: 'sms' }))], new Date(), {
+      held: true,
+    });
+    assert.deepEqual((await call(gw.url, acme.apiKey, 'GET', `/v1/wallets/${wallet}/status`)).body.channels, []);
   });
 
   it('gives up after the configured attempts on repeated Twilio 5xx', async () => {

@@ -99,8 +99,11 @@ export function twilioOutcome(status: number, answer: TwilioAnswer | undefined, 
   return outcome;
 }
 
-/** Twilio errors about the number itself: invalid (21211), opted out by STOP (21610), unroutable (21612), not mobile (21614). */
-const UNREACHABLE_NUMBER_CODES = new Set([21211, 21610, 21612, 21614]);
+/**
+ * Twilio errors about the number itself, whatever the sender: invalid (21211), opted out by STOP
+ * (21610), not a mobile number (21614). Not 21612 (cannot route): it depends on TWILIO_FROM too.
+ */
+const UNREACHABLE_NUMBER_CODES = new Set([21211, 21610, 21614]);
 
 /** `Retry-After` as seconds or as an HTTP date. */
 export function retryAfterMs(header: string | null, now: number): number | undefined {

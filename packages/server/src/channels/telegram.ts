@@ -92,8 +92,9 @@ export function telegramOutcome(status: number, answer: BotApiAnswer | undefined
   }
   if (status >= 400 && status < 500) {
     const outcome: SendOutcome = { kind: 'failed', error: `Telegram ${status}: ${description}`, providerResponse };
-    // The chat itself is gone for this bot: blocked, deactivated, kicked, or never there.
-    if (status === 403 || /chat not found/i.test(description)) outcome.unreachable = true;
+    // The user's own doing, whatever the bot: it was blocked or kicked, or the account is gone.
+    // ("chat not found" and "can't initiate conversation" are what another bot's token gets too.)
+    if (status === 403 && /blocked by the user|user is deactivated|kicked/i.test(description)) outcome.unreachable = true;
     return outcome;
   }
   return { kind: 'retry', error: `Telegram ${status}: ${description}`, providerResponse };

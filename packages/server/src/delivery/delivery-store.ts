@@ -29,8 +29,11 @@ export interface DueNotification {
 /** A claim as its fencing token names it: the attempt counter and the fallback it was made under. */
 export type ClaimToken = Pick<DueNotification, 'id' | 'attempts' | 'fallback_channel'>;
 
-/** The fence of a claim `c` (id, token, fallback) on notification `n`: still this worker's. */
-const HOLDS_CLAIM = `n.id = c.id AND n.attempts = c.token AND n.fallback_channel IS NOT DISTINCT FROM c.fallback AND n.status = 'sending'`;
+/** The fence on notification `n` of a claim whose token and fallback are `token` and `fallback`: still this worker's. */
+const holdsClaim = (token: string, fallback: string) =>
+  `n.attempts = ${token} AND n.fallback_channel IS NOT DISTINCT FROM ${fallback} AND n.status = 'sending'`;
+/** The fence of a claim `c` (id, token, fallback) on notification `n`. */
+const HOLDS_CLAIM = `n.id = c.id AND ${holdsClaim('c.token', 'c.fallback')}`;
 const claimParams = (claims: ClaimToken[]) => [claims.map((c) => c.id), claims.map((c) => c.attempts), claims.map((c) => c.fallback_channel)];
 
 const COLUMNS = [
@@ -92,7 +95,7 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
          THEN 'notification was not delivered (' || u.status || ')' ELSE n.receipt_failure_reason END
      FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[], $10::text[])
        AS u(id, token, status, attempts, fallback_channel, next_attempt_at, delivered_at, last_error, claimed_fallback)
-     WHERE n.id = u.id ${held ? '' : `AND n.attempts = u.token AND n.fallback_channel IS NOT DISTINCT FROM u.claimed_fallback AND n.status = 'sending'`}
+     WHERE n.id = u.id ${held ? '' : `AND ${holdsClaim('u.token', 'u.claimed_fallback')}`}
      RETURNING n.id`,
     [
       col((s) => s.id),
@@ -153,15 +156,19 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
  */
 async function forgetUnreachableContacts(db: Queryable, contacts: UnreachableContact[], now: Date): Promise<void> {
   if (contacts.length === 0) return;
+  // One row per wallet (an UPDATE applies one joined row per target row), in wallet order, so
+  // concurrent batches lock identities in the same order.
+  const byWallet = new Map<string, { telegram?: string; sms?: string }>();
+  for (const c of contacts) byWallet.set(c.wallet, { ...byWallet.get(c.wallet), [c.channel]: c.sealed });
+  const wallets = [...byWallet.keys()].sort();
   await db.query(
     `UPDATE identities AS i SET
-       telegram_linked_at = CASE WHEN u.channel = 'telegram' THEN NULL ELSE i.telegram_linked_at END,
-       phone_verified_at = CASE WHEN u.channel = 'sms' THEN NULL ELSE i.phone_verified_at END,
+       telegram_linked_at = CASE WHEN i.telegram_chat_enc = u.telegram THEN NULL ELSE i.telegram_linked_at END,
+       phone_verified_at = CASE WHEN i.phone_enc = u.sms THEN NULL ELSE i.phone_verified_at END,
        updated_at = $4
-     FROM unnest($1::text[], $2::text[], $3::text[]) AS u(wallet, channel, sealed)
-     WHERE i.wallet = u.wallet
-       AND ((u.channel = 'telegram' AND i.telegram_chat_enc = u.sealed) OR (u.channel = 'sms' AND i.phone_enc = u.sealed))`,
-    [contacts.map((c) => c.wallet), contacts.map((c) => c.channel), contacts.map((c) => c.sealed), now],
+     FROM unnest($1::text[], $2::text[], $3::text[]) AS u(wallet, telegram, sms)
+     WHERE i.wallet = u.wallet AND (i.telegram_chat_enc = u.telegram OR i.phone_enc = u.sms)`,
+    [wallets, wallets.map((w) => byWallet.get(w)!.telegram ?? null), wallets.map((w) => byWallet.get(w)!.sms ?? null), now],
   );
 }
 
