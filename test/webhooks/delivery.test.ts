@@ -4,7 +4,7 @@ import Stripe from 'stripe';
 import { verifyWebhookSignature } from '../../packages/sdk/src/webhooks.js';
 import { recordQuotaExceeded } from '../../packages/server/src/limits/record-quota-exceeded.js';
 import { fanOutEvents } from '../../packages/server/src/webhooks/fan-out-events.js';
-import { call, type TestProtocol } from '../support/gateway.js';
+import { call, onPostgres, type TestProtocol } from '../support/gateway.js';
 import { deliveriesOf, recordNotificationEvent, registerHook, startHarness, TIMEOUT_MS, WALLET, type Harness } from './harness.js';
 import { startReceiver, type Receiver } from './receiver.js';
 
@@ -157,7 +157,8 @@ describe('webhook delivery', () => {
     });
   });
 
-  it('fans out past an endpoint deleted while the pass runs', async () => {
+  // PGlite runs one transaction at a time, so the deletion and the pass cannot overlap there.
+  it('fans out past an endpoint deleted while the pass runs', { skip: !onPostgres && 'needs concurrent transactions (PostgreSQL)' }, async () => {
     const kept = await registerHook(h, acme.apiKey, `${receiver.url}/fan/kept`, ['notification.failed']);
     const doomed = await registerHook(h, acme.apiKey, `${receiver.url}/fan/doomed`, ['notification.failed']);
     const eventId = await recordNotificationEvent(h, acme.id, 'notification.failed');

@@ -122,11 +122,7 @@ function apiErrorFrom(response: Response, text: string, retryAfterMs: number | u
   });
 }
 
-/**
- * The one request core under every resource: base URL, bearer auth, JSON in and out, a timeout
- * per attempt, retries with backoff, and typed errors (HeraldApiError for error answers,
- * HeraldNetworkError when no answer came).
- */
+/** `baseUrl` when it is an http(s) URL; a TypeError otherwise. */
 function checkedBaseUrl(baseUrl: string): string {
   let protocol: string | undefined;
   try {
@@ -138,6 +134,11 @@ function checkedBaseUrl(baseUrl: string): string {
   return baseUrl;
 }
 
+/**
+ * The one request core under every resource: base URL, bearer auth, JSON in and out, a timeout
+ * per attempt, retries with backoff, and typed errors (HeraldApiError for error answers,
+ * HeraldNetworkError when no answer came).
+ */
 export class RequestCore {
   readonly baseUrl: string;
   private readonly token: string | undefined;

@@ -7,13 +7,13 @@ export interface Contacts {
   telegramChatId?: string;
 }
 
+/** A wallet's verified contacts, opened on first read, with the stored (sealed) form of each. */
+export type WalletContacts = Contacts & { hasPhone: boolean; sealed: Contacts };
+
 /**
  * Verified contacts of each wallet, in one query for a whole batch. Each contact is decrypted when
  * first read: a send needs one channel's contact, and whether a phone exists is known unopened.
  */
-/** A wallet's verified contacts, opened on first read, with the stored (sealed) form of each. */
-export type WalletContacts = Contacts & { hasPhone: boolean; sealed: { email?: string; phone?: string; telegramChatId?: string } };
-
 export async function loadContactsFor(db: Queryable, secrets: SecretBox, wallets: string[]): Promise<Map<string, WalletContacts>> {
   const rows = await db.query<{
     wallet: string;

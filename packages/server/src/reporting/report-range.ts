@@ -52,8 +52,8 @@ export function parseDateRange(startDate: string | undefined, endDate: string | 
   const last = endDate !== undefined ? bound('endDate', endDate) : undefined;
   const first = startDate !== undefined ? bound('startDate', startDate) : undefined;
   // A date ends with its last moment: 2026-11-26 is not before 2026-11-26T05:00Z.
-  const lastMoment = last && (last.wholeDay ? last.at.getTime() + DAY_MS - 1 : last.at.getTime());
-  if (last && first && lastMoment! < first.at.getTime()) throw new RangeProblem(`endDate (${endDate}) is before startDate (${startDate})`);
+  const lastMoment = last ? (last.wholeDay ? last.at.getTime() + DAY_MS - 1 : last.at.getTime()) : Infinity;
+  if (first && lastMoment < first.at.getTime()) throw new RangeProblem(`endDate (${endDate}) is before startDate (${startDate})`);
   const end = !last ? new Date(floorHour(now).getTime() + HOUR_MS) : last.wholeDay ? new Date(last.at.getTime() + DAY_MS) : new Date(floorHour(last.at).getTime() + HOUR_MS);
   // The answer states the end as an ISO 8601 instant, which has four-digit years.
   if (end.getUTCFullYear() > 9999) throw new RangeProblem(`endDate (${endDate}) must end the range within the year 9999`);
