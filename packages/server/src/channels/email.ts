@@ -40,7 +40,7 @@ export class SmtpProvider implements ChannelProvider {
 
   constructor(private readonly options: SmtpOptions) {
     this.domain = fromDomain(options.from);
-    this.maxConcurrency = options.maxConnections ?? 5;
+    this.maxConcurrency = options.maxConnections ?? poolSizeIn(options.url) ?? 5;
     this.transport = nodemailer.createTransport({
       pool: true,
       url: options.url,
@@ -75,6 +75,18 @@ export class SmtpProvider implements ChannelProvider {
   async close(): Promise<void> {
     this.transport.close();
   }
+}
+
+/** The pool size an SMTP URL asks for (`?maxConnections=`, which nodemailer reads), if any. */
+export function poolSizeIn(url: string): number | undefined {
+  let asked: string | null = null;
+  try {
+    asked = new URL(url).searchParams.get('maxConnections');
+  } catch {
+    return undefined;
+  }
+  const size = Number(asked);
+  return asked !== null && Number.isInteger(size) && size > 0 ? size : undefined;
 }
 
 /** The domain of the From address, which the Message-ID borrows as RFC 5322 suggests. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NodemailerError } from 'nodemailer';
-import { fromDomain, smtpOutcome } from './email.js';
+import { fromDomain, poolSizeIn, SmtpProvider, smtpOutcome } from './email.js';
 import { retryAfterMs, twilioOutcome } from './sms.js';
 import { telegramOutcome } from './telegram.js';
 
@@ -43,6 +43,20 @@ describe('SMTP outcome mapping', () => {
       assert.equal(smtpOutcome(smtpError({ code }), to).kind, 'retry', code);
     }
     assert.equal(smtpOutcome(smtpError({ code: 'EENVELOPE', message: `Invalid recipient "${to}"` }), to).kind, 'failed');
+  });
+
+  it("carries as many sends at once as the pool has connections, SMTP_URL's maxConnections included", async () => {
+    assert.equal(poolSizeIn('smtp://u:p@mail.example:587/?maxConnections=2'), 2);
+    assert.equal(poolSizeIn('smtp://mail.example:587'), undefined);
+    assert.equal(poolSizeIn('smtp://mail.example/?maxConnections=zero'), undefined);
+    for (const [url, size] of [
+      ['smtp://127.0.0.1:2525/?maxConnections=2', 2],
+      ['smtp://127.0.0.1:2525', 5],
+    ] as const) {
+      const provider = new SmtpProvider({ url, from: 'Herald <n@herald.test>' });
+      assert.equal(provider.maxConcurrency, size, url);
+      await provider.close();
+    }
   });
 
   it('takes the Message-ID domain from the From address', () => {
