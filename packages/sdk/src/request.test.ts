@@ -310,7 +310,7 @@ describe('client options', () => {
     for (const baseUrl of ['nope', 'ftp://gw.example', 'localhost:3000']) {
       assert.throws(() => new RequestCore({ baseUrl }), TypeError, baseUrl);
     }
-    for (const options of [{ timeoutMs: 0 }, { timeoutMs: -5 }, { timeoutMs: Number.NaN }, { maxRetries: -1 }, { maxRetries: 1.5 }]) {
+    for (const options of [{ timeoutMs: 0 }, { timeoutMs: -5 }, { timeoutMs: Number.NaN }, { timeoutMs: 3e9 }, { maxRetries: -1 }, { maxRetries: 1.5 }]) {
       assert.throws(() => new RequestCore(options), RangeError, JSON.stringify(options));
     }
     assert.equal(new RequestCore({ baseUrl: 'https://gw.example/', maxRetries: 0, timeoutMs: 1 }).baseUrl, 'https://gw.example');

@@ -8,6 +8,7 @@ export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 export const DEFAULT_BASE_URL = 'http://localhost:3000';
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RETRIES = 2;
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** Settings shared by every call of one client. */
 export interface CoreOptions {
@@ -158,7 +159,8 @@ export class RequestCore {
     this.token = options.token;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
-    if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0) throw new RangeError(`timeoutMs must be a positive number of milliseconds, got ${this.timeoutMs}`);
+    // Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a longer one fires at once.
+    if (!(this.timeoutMs > 0 && this.timeoutMs <= MAX_TIMER_MS)) throw new RangeError(`timeoutMs must be 1 to ${MAX_TIMER_MS} milliseconds, got ${this.timeoutMs}`);
     if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0) throw new RangeError(`maxRetries must be a whole number ≥ 0, got ${this.maxRetries}`);
     this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.userAgent = options.userAgent ?? `herald-sdk-js/${SDK_VERSION}`;
