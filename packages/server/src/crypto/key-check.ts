@@ -29,21 +29,20 @@ function opens(secrets: SecretBox, sealed: string, plaintext?: string): boolean 
  * before that is checked against one of its existing sealed values first.
  */
 export async function checkEncryptionKey(db: Queryable, secrets: SecretBox): Promise<void> {
-  const [check] = await db.query<{ sealed: string }>('SELECT sealed FROM encryption_key_check WHERE id = 1');
-  if (check) {
-    if (!opens(secrets, check.sealed, CHECK_PLAINTEXT)) throw mismatch('the key check');
-    return;
+  const stored = async () => (await db.query<{ sealed: string }>('SELECT sealed FROM encryption_key_check WHERE id = 1'))[0]?.sealed;
+  let sealed = await stored();
+  if (sealed === undefined) {
+    const [existing] = await db.query<{ sealed: string; what: string }>(
+      `(SELECT coalesce(email_enc, phone_enc, telegram_chat_enc) AS sealed, 'the wallets'' contacts' AS what FROM identities
+        WHERE coalesce(email_enc, phone_enc, telegram_chat_enc) IS NOT NULL LIMIT 1)
+       UNION ALL
+       (SELECT secret_enc, 'the webhook secrets' FROM webhook_endpoints LIMIT 1)
+       LIMIT 1`,
+    );
+    if (existing && !opens(secrets, existing.sealed)) throw mismatch(existing.what);
+    await db.query('INSERT INTO encryption_key_check (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [secrets.encrypt(CHECK_PLAINTEXT)]);
+    // Read back: another gateway starting at the same moment may have sealed it first, with its own key.
+    sealed = (await stored())!;
   }
-  const [existing] = await db.query<{ sealed: string; what: string }>(
-    `(SELECT coalesce(email_enc, phone_enc, telegram_chat_enc) AS sealed, 'the wallets'' contacts' AS what FROM identities
-      WHERE coalesce(email_enc, phone_enc, telegram_chat_enc) IS NOT NULL LIMIT 1)
-     UNION ALL
-     (SELECT secret_enc, 'the webhook secrets' FROM webhook_endpoints LIMIT 1)
-     LIMIT 1`,
-  );
-  if (existing && !opens(secrets, existing.sealed)) throw mismatch(existing.what);
-  await db.query('INSERT INTO encryption_key_check (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [secrets.encrypt(CHECK_PLAINTEXT)]);
-  // Another gateway starting at the same moment may have sealed it first, with its own key.
-  const [sealed] = await db.query<{ sealed: string }>('SELECT sealed FROM encryption_key_check WHERE id = 1');
-  if (!opens(secrets, sealed.sealed, CHECK_PLAINTEXT)) throw mismatch('the key check');
+  if (!opens(secrets, sealed, CHECK_PLAINTEXT)) throw mismatch('the key check');
 }
