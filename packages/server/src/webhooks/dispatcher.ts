@@ -9,7 +9,6 @@ import {
   recordSuccesses,
   releaseDeliveries,
   type DispatchRow,
-  type EndpointState,
   type SuccessRecord,
 } from './delivery-store.js';
 import type { PostResult } from './post-webhook.js';
@@ -131,8 +130,8 @@ export class WebhookDispatcher {
     const ids = (from: number) => rows.slice(from).map((row) => row.id);
     if (!rows[0].is_active) return failDeliveries(db, ids(0), lease, 'endpoint is inactive', now());
     let secret = signingSecrets(this.deps.secrets, rows[0], now());
-    let target = await this.options.sender.target(rows[0].url);
-    let endpoint: EndpointState = rows[0];
+    let url = rows[0].url;
+    let target = await this.options.sender.target(url);
     let readAt = claimedAt;
     let successes: SuccessRecord[] = [];
     let timer: NodeJS.Timeout | undefined;
@@ -158,9 +157,11 @@ export class WebhookDispatcher {
           const current = await loadEndpointState(db, endpointId);
           if (!current) return; // deleted, and its deliveries with it
           if (!current.is_active) return await failDeliveries(db, ids(index), lease, 'endpoint is inactive', now());
-          if (current.url !== endpoint.url) target = await this.options.sender.target(current.url);
+          if (current.url !== url) {
+            url = current.url;
+            target = await this.options.sender.target(url);
+          }
           secret = signingSecrets(this.deps.secrets, current, now());
-          endpoint = current;
         }
         const result = await this.post(row, secret, target);
         if (result.ok) {
