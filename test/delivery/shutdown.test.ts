@@ -28,6 +28,19 @@ async function rowsAfterClose(databaseUrl: string | undefined, dir: string): Pro
   return rows;
 }
 
+/**
+ * What a graceful stop must leave: every row delivered or given back (queued, unleased, the
+ * attempt not counted), and exactly as many delivered as the provider took, so none goes out again.
+ */
+function assertStoppedCleanly(rows: Row[], total: number, takenByProvider: number): { delivered: Row[]; released: Row[] } {
+  const delivered = rows.filter((r) => r.status === 'delivered');
+  const released = rows.filter((r) => r.status === 'queued');
+  assert.equal(delivered.length + released.length, total, JSON.stringify(rows.map((r) => r.status)));
+  assert.equal(delivered.length, takenByProvider, 'every send the provider took is recorded: none goes out again');
+  for (const row of released) assert.deepEqual([row.attempts, row.locked_until], [0, null], 'a released claim is unleased and not counted as an attempt');
+  return { delivered, released };
+}
+
 describe('worker graceful shutdown', () => {
   let telegram: TestTelegramApi;
   const dir = mkdtempSync(path.join(tmpdir(), 'herald-shutdown-'));
@@ -63,16 +76,8 @@ describe('worker graceful shutdown', () => {
 
     await gw.herald.close();
 
-    const rows = await rowsAfterClose(gw.databaseUrl, dir);
-    const delivered = rows.filter((r) => r.status === 'delivered');
-    const released = rows.filter((r) => r.status === 'queued');
-    assert.equal(delivered.length + released.length, 20, JSON.stringify(rows.map((r) => r.status)));
-    assert.equal(delivered.length, telegram.received.length, 'every send that started was completed and recorded');
+    const { delivered } = assertStoppedCleanly(await rowsAfterClose(gw.databaseUrl, dir), 20, telegram.received.length);
     assert.ok(delivered.length >= 1 && delivered.length <= 4, `${delivered.length} in flight`);
-    for (const row of released) {
-      assert.equal(row.locked_until, null);
-      assert.equal(row.attempts, 0, 'a released claim does not count as an attempt');
-    }
     await gw.close();
   });
 
@@ -92,13 +97,8 @@ describe('worker graceful shutdown', () => {
       await waitFor(async () => smtp.received.length >= 1);
 
       await gw.herald.close();
-      const rows = await rowsAfterClose(gw.databaseUrl, smtpDir);
-      const delivered = rows.filter((r) => r.status === 'delivered');
-      const released = rows.filter((r) => r.status === 'queued');
-      assert.equal(delivered.length + released.length, 30, JSON.stringify(rows.map((r) => r.status)));
-      assert.equal(delivered.length, smtp.received.length, 'every email the server took is recorded: none goes out again');
+      const { released } = assertStoppedCleanly(await rowsAfterClose(gw.databaseUrl, smtpDir), 30, smtp.received.length);
       assert.ok(released.length >= 15, `${released.length} given back`);
-      for (const row of released) assert.deepEqual([row.attempts, row.locked_until], [0, null]);
     } finally {
       await gw.close();
       await smtp.close();
