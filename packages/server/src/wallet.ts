@@ -1,5 +1,6 @@
 import bs58 from 'bs58';
 import { Type } from '@sinclair/typebox';
+import { ApiError } from './http/errors.js';
 
 /**
  * Addresses already found valid. A protocol sends to the same wallets again and again, and
@@ -33,3 +34,6 @@ export function walletPublicKey(wallet: string): Uint8Array {
 
 /** Schema for a wallet field; the `solana-wallet` format runs isWalletAddress. */
 export const WalletSchema = Type.String({ format: 'solana-wallet', description: 'Solana wallet address (base58, 32 bytes)' });
+
+/** The 404 for a wallet that has no identity (DESIGN §6): a single send, a schedule, a subscription. */
+export const walletNotRegistered = (wallet: string) => new ApiError('WALLET_NOT_REGISTERED', `Wallet ${wallet} has no identity with Herald`);

@@ -2,6 +2,7 @@ import type { ProtocolRow } from '../account/protocol-store.js';
 import type { Channel } from '../channels/provider.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
+import { walletNotRegistered } from '../wallet.js';
 import { newId } from '../ids.js';
 import { QuotaRefused, quotaRefusal, reserveSends } from '../limits/quota.js';
 import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
@@ -89,8 +90,6 @@ function draftsFor(sender: Sender, items: NotifyInput[], versions: Map<string, n
   );
 }
 
-const unregistered = (wallet: string) => new ApiError('WALLET_NOT_REGISTERED', `Wallet ${wallet} has no identity with Herald`);
-
 /** Answers for the rows written, in order: each estimate counts the request's earlier rows on its channel. */
 function answerer(deps: Deps) {
   const ahead = new Map<Channel, number>();
@@ -118,7 +117,7 @@ function answerer(deps: Deps) {
  */
 async function submitUnkeyed(deps: Deps, sender: Sender, drafts: DraftNotification[], mode: SubmitOptions['mode'], now: Date): Promise<Submission[]> {
   const { reserved, decisions } = await sendBatchFor(deps.db).call({ rows: drafts, protocol: sender.protocol, now });
-  if (mode === 'single' && !decisions[0].registered) throw unregistered(drafts[0].wallet);
+  if (mode === 'single' && !decisions[0].registered) throw walletNotRegistered(drafts[0].wallet);
   if (!reserved) throw new QuotaRefused(billable(drafts, decisions));
   const answer = answerer(deps);
   return drafts.map((draft, i) => answer(draft, decisions[i]));
@@ -160,7 +159,7 @@ async function submitKeyed(
       // A retry of a send whose wallet has since been erased still answers for that send.
       const original = originals.get(drafts[0].idempotencyKey!);
       if (original) return [duplicateOf(original, 0, false)];
-      throw unregistered(drafts[0].wallet);
+      throw walletNotRegistered(drafts[0].wallet);
     }
     const answer = answerer(deps);
     const out = drafts.map((draft, i): Submission => {

@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.js';
 import { answeredBefore, createOnce, type CreationKey } from '../creation-keys/creation-key.js';
 import { ApiError } from '../http/errors.js';
+import { walletNotRegistered } from '../wallet.js';
 import { findIdentity } from '../identities/identity-store.js';
 import { newId } from '../ids.js';
 import type { NotifyInput } from '../notifications/schemas.js';
@@ -50,7 +51,7 @@ function zoneOf(timezone: string): string {
  */
 async function checkSendable(deps: Deps, sender: Sender, input: NotifyInput): Promise<void> {
   await checkItems(deps, sender, [input], 'single');
-  if (!(await findIdentity(deps.db, input.wallet))) throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${input.wallet} has no identity with Herald`);
+  if (!(await findIdentity(deps.db, input.wallet))) throw walletNotRegistered(input.wallet);
 }
 
 function rowFor(deps: Deps, sender: Sender, input: NotifyInput, zone: string): Omit<NewSchedule, 'kind' | 'cron_expr' | 'scheduled_for' | 'next_run_at'> {

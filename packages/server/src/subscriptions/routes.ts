@@ -3,10 +3,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Channel } from '../channels/provider.js';
 import type { Deps } from '../deps.js';
-import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { ChannelSchema } from '../notifications/schemas.js';
-import { WalletSchema } from '../wallet.js';
+import { WalletSchema, walletNotRegistered } from '../wallet.js';
 import { findSubscription, isRegistered, unsubscribe, upsertSubscription, type SubscriptionRow } from './subscription-store.js';
 
 const Subscription = Type.Object({
@@ -31,10 +30,8 @@ function view(wallet: string, row: SubscriptionRow | undefined) {
   };
 }
 
-const unregistered = (wallet: string) => new ApiError('WALLET_NOT_REGISTERED', `Wallet ${wallet} has no identity with Herald`);
-
 async function requireRegistered(deps: Deps, wallet: string) {
-  if (!(await isRegistered(deps.db, wallet))) throw unregistered(wallet);
+  if (!(await isRegistered(deps.db, wallet))) throw walletNotRegistered(wallet);
 }
 
 /** POST /v1/subscriptions, GET and DELETE /v1/subscriptions/:wallet. */
@@ -55,7 +52,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: Deps): void {
       const { walletAddress, channels } = request.body;
       // The write checks the identity itself, atomically with an erasure of it.
       const row = await upsertSubscription(deps.db, request.auth!.protocol.id, walletAddress, channels as Channel[], deps.now());
-      if (!row) throw unregistered(walletAddress);
+      if (!row) throw walletNotRegistered(walletAddress);
       return reply.code(row.created ? 201 : 200).send(view(walletAddress, row));
     },
   );
@@ -85,7 +82,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: Deps): void {
     async (request) => {
       const { wallet } = request.params;
       const row = await unsubscribe(deps.db, request.auth!.protocol.id, wallet, deps.now());
-      if (!row) throw unregistered(wallet);
+      if (!row) throw walletNotRegistered(wallet);
       return view(wallet, row);
     },
   );
