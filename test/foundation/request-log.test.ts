@@ -66,6 +66,12 @@ describe('request log', () => {
     const both = await logOf(p.apiKey, '?endpoint=%2Fv1%2Fusage&statusCode=200');
     assert.equal(both.body.total, 2);
     assert.equal((await logOf(p.apiKey, '?statusCode=404')).body.total, 0);
+    // An empty filter is refused, as an empty statusCode is, rather than read as "any endpoint".
+    for (const query of ['?endpoint=', '?statusCode=']) {
+      const empty = await logOf(p.apiKey, query);
+      assert.equal(empty.status, 400, query);
+      assert.equal(empty.body.code, 'VALIDATION_ERROR');
+    }
 
     // LIKE wildcards in the filter are plain characters: none of the recorded paths holds them.
     for (const pattern of ['%25', '_', '%2Fv1%2Fu_age', '%25usage']) {

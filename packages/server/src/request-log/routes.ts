@@ -8,7 +8,7 @@ import { queryRequestLog } from './query-request-log.js';
 const Query = Type.Object({
   ...pageQuery(50),
   statusCode: Type.Optional(Type.Integer({ minimum: 100, maximum: 599 })),
-  endpoint: Type.Optional(Type.String({ maxLength: 500 })),
+  endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
 });
 
 const RequestLogPage = Type.Object({
