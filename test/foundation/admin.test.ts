@@ -52,6 +52,9 @@ describe('admin API', () => {
       [{ name: 'x', tier: '2' }, /^tier must be an integer$/],
       [{ name: 'x', tier: null }, /^tier must be an integer$/],
       [{ name: 42, tier: 1 }, /^name must be a string$/],
+      [{ name: '   ', tier: 1 }, /^name must be a name that is not blank and holds no control characters/],
+      [{ name: 'Acme\r\nBcc: x@example.com', tier: 1 }, /^name must be a name that is not blank and holds no control characters/],
+      [{ name: 'Acme\u0085', tier: 1 }, /^name must be a name that is not blank/],
       [{ name: 'x', tier: 1, subscriptionExpiresAt: 'next year' }, /^subscriptionExpiresAt must be a valid date-time$/],
     ];
     const before = (await admin('GET', '/v1/admin/protocols')).body.total;
@@ -147,7 +150,7 @@ describe('admin API', () => {
     assert.equal(after.body.tier_name, 'Scale');
     assert.equal(after.body.name, 'Renamed');
 
-    for (const body of [{}, { tier: 5 }, { tier: 'x' }, { name: '' }, { bogus: 1 }, { apiKey: 'hrld_live_x' }]) {
+    for (const body of [{}, { tier: 5 }, { tier: 'x' }, { name: '' }, { name: 'a\nb' }, { bogus: 1 }, { apiKey: 'hrld_live_x' }]) {
       const res = await admin('PATCH', `/v1/admin/protocols/${p.id}`, body);
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.body.code, 'VALIDATION_ERROR');

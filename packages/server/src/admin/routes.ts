@@ -8,7 +8,12 @@ import { errorResponses, pageQuery } from '../http/schemas.js';
 import { changeProtocol, createKey, createProtocol, getProtocol, keyView, protocolView, revokeKey } from './protocol-admin.js';
 
 const Tier = Type.Integer({ minimum: 0, maximum: 3 });
-const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Name = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^(?=.*\\S)[^\\u0000-\\u001F\\u007F-\\u009F]+$',
+  description: 'A name that is not blank and holds no control characters (line breaks included)',
+});
 const Environment = Type.Union([Type.Literal('production'), Type.Literal('sandbox')]);
 
 const ProtocolView = Type.Object({
