@@ -220,11 +220,19 @@ describe('MCP endpoint over raw JSON-RPC', () => {
   });
 
   it('-32601 for an unknown method', async () => {
-    for (const method of ['resources/list', 'prompts/get', 'tools/delete']) {
+    // Names of an object's own machinery are methods like any other this server does not serve.
+    for (const method of ['resources/list', 'prompts/get', 'tools/delete', 'toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf']) {
       const res = await post({ jsonrpc: '2.0', id: 'm', method, params: {} });
-      assert.equal(res.status, 200);
+      assert.equal(res.status, 200, method);
       isJsonRpcError(res.body, -32601, 'm');
+      const bare = await post({ jsonrpc: '2.0', id: 'n', method });
+      assert.equal(bare.status, 200, method);
+      isJsonRpcError(bare.body, -32601, 'n');
     }
+    const batch = await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'toString' }]);
+    assert.equal(batch.status, 200);
+    assert.deepEqual(batch.body[0], { jsonrpc: '2.0', id: 1, result: {} });
+    isJsonRpcError(batch.body[1], -32601, 2);
   });
 
   it('-32602 for invalid params: bad tool arguments, unknown tools, malformed initialize and tools/call', async () => {
@@ -295,7 +303,7 @@ describe('MCP endpoint over raw JSON-RPC', () => {
   it('refuses an MCP-Protocol-Version header it does not speak with -32000 (400)', async () => {
     const res = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-protocol-version': '1999-01-01' });
     assert.equal(res.status, 400);
-    isJsonRpcError(res.body, -32000);
+    isJsonRpcError(res.body, -32000, 1);
     assert.match(res.body.error.message, /1999-01-01/);
     const batch = await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }], { 'mcp-protocol-version': '1999-01-01' });
     assert.equal(batch.status, 400);
@@ -321,7 +329,10 @@ describe('MCP endpoint over raw JSON-RPC', () => {
   it('a client that does not accept JSON is refused (406), with a message that asks for JSON alone', async () => {
     const res = await post(INITIALIZE, { accept: 'text/html' });
     assert.equal(res.status, 406);
-    isJsonRpcError(res.body, -32000);
+    isJsonRpcError(res.body, -32000, INITIALIZE.id);
+    const batch = await post([INITIALIZE, { jsonrpc: '2.0', id: 9, method: 'ping' }], { accept: 'text/html' });
+    assert.equal(batch.status, 406);
+    isJsonRpcError(batch.body, -32000, null);
     // docs/mcp.md: application/json alone is enough, so the message must not ask for event streams.
     assert.equal(res.body.error.message, 'Not Acceptable: the client must accept application/json');
     assert.ok(res.headers.get('x-request-id'));

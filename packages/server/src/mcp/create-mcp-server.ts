@@ -18,12 +18,12 @@ const INSTRUCTIONS =
   'Documentation of Herald, a notification gateway for Solana wallets. Call get_herald_context for everything at once, search_herald_docs to find a topic, get_doc_page to read a page, get_integration_example for runnable code.';
 
 /** The params of every method this server answers; other methods are -32601 (the SDK's answer). */
-const PARAMS_SCHEMAS: Record<string, z.ZodType> = {
-  initialize: InitializeRequestSchema,
-  ping: PingRequestSchema,
-  'tools/list': ListToolsRequestSchema,
-  'tools/call': CallToolRequestSchema,
-};
+const PARAMS_SCHEMAS = new Map<string, z.ZodType>([
+  ['initialize', InitializeRequestSchema],
+  ['ping', PingRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['tools/call', CallToolRequestSchema],
+]);
 
 function describeIssues(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
@@ -31,7 +31,7 @@ function describeIssues(error: z.ZodError): string {
 
 /** Why a request's params are invalid, or undefined when they are fine. */
 export function invalidParams(request: JSONRPCRequest, tools: Map<string, HeraldTool>): string | undefined {
-  const schema = PARAMS_SCHEMAS[request.method];
+  const schema = PARAMS_SCHEMAS.get(request.method);
   if (!schema) return undefined;
   const envelope = schema.safeParse(request);
   if (!envelope.success) return `Invalid params for ${request.method}: ${describeIssues(envelope.error)}`;

@@ -16,7 +16,8 @@ export function jsonRpcError(code: number, message: string, id: string | number 
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
-function idOf(message: unknown): string | number | null {
+/** The id of a message, or null when it has none that can be read. */
+export function idOf(message: unknown): string | number | null {
   const id = (message as { id?: unknown } | null)?.id;
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }

@@ -9,7 +9,7 @@ import { acceptsJson } from './accepts-json.js';
 import { connectMcpServer } from './create-mcp-server.js';
 import { buildHeraldTools, type HeraldTool } from './herald-tools.js';
 import { loadDocsLibrary } from './load-docs-library.js';
-import { INTERNAL_ERROR, jsonRpcError, MAX_BATCH, readJsonRpcBody, SERVER_ERROR, type JsonRpcBody } from './read-jsonrpc-body.js';
+import { idOf, INTERNAL_ERROR, jsonRpcError, MAX_BATCH, readJsonRpcBody, SERVER_ERROR, type JsonRpcBody } from './read-jsonrpc-body.js';
 
 const METHOD_NOT_ALLOWED = jsonRpcError(SERVER_ERROR, 'Method not allowed: this endpoint is stateless, send JSON-RPC with POST');
 // Ours, not the transport's: it would ask for text/event-stream too, which this endpoint never sends.
@@ -61,6 +61,28 @@ async function serveOne(tools: HeraldTool[], request: FastifyRequest, message: u
   }
 }
 
+/** The id of a body's lone request, which its error answers carry; null for a batch (JSON-RPC 2.0 §6). */
+function loneId(body: JsonRpcBody): string | number | null {
+  const [first] = body.members;
+  return !body.batch && first && 'message' in first ? idOf(first.message) : null;
+}
+
+/**
+ * A refusal the transport writes before it reads the message (an unsupported MCP-Protocol-Version)
+ * has a null id; a lone request's id is known, so its answer carries it.
+ */
+function withLoneId(body: JsonRpcBody, status: number, text: string): string {
+  if (status < 400 || !text) return text;
+  let answer: { id?: unknown; error?: unknown };
+  try {
+    answer = JSON.parse(text) as typeof answer;
+  } catch {
+    return text;
+  }
+  if (answer.error === undefined || answer.id !== null) return text;
+  return JSON.stringify({ ...answer, id: loneId(body) });
+}
+
 /**
  * Serves a body's messages one at a time, so each member of a batch is judged on its own
  * (JSON-RPC 2.0 §6): members sharing an id each get their answer, and an `initialize` is served
@@ -77,7 +99,7 @@ async function answerMembers(tools: HeraldTool[], request: FastifyRequest, body:
       continue;
     }
     const { status, text } = await serveOne(tools, request, member.message);
-    if (!body.batch || status >= 400) return { status, payload: text || undefined };
+    if (!body.batch || status >= 400) return { status, payload: withLoneId(body, status, text) || undefined };
     if (text) answers.push(JSON.parse(text));
   }
   // Only notifications, all valid: nothing to answer (202), as for a lone notification.
@@ -95,7 +117,7 @@ async function answerMcp(deps: Deps, tools: HeraldTool[], request: FastifyReques
     return reply.code(400).send(body.error);
   }
   if (body.batch) await chargeBatch(deps, request, reply, body.members.length);
-  if (!acceptsJson(request.headers.accept)) return reply.code(406).send(NOT_ACCEPTABLE);
+  if (!acceptsJson(request.headers.accept)) return reply.code(406).send({ ...NOT_ACCEPTABLE, id: loneId(body) });
   try {
     const { status, payload } = await answerMembers(tools, request, body);
     reply.code(status);
@@ -103,7 +125,7 @@ async function answerMcp(deps: Deps, tools: HeraldTool[], request: FastifyReques
     return reply.type('application/json; charset=utf-8').send(payload);
   } catch (error) {
     log.error({ err: error, reqId: request.id }, 'MCP request failed');
-    return reply.code(500).send(jsonRpcError(INTERNAL_ERROR, `Internal error (request ${request.id})`));
+    return reply.code(500).send(jsonRpcError(INTERNAL_ERROR, `Internal error (request ${request.id})`, loneId(body)));
   }
 }
 
