@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseDocPage } from './parse-doc-page.js';
-import { buildDocsSearch, searchTerm, snippetAround } from './search-docs.js';
+import { buildDocsSearch, MAX_QUERY_TERMS, queryTerms, searchTerm, snippetAround } from './search-docs.js';
 
 const pages = [
   parseDocPage(
@@ -51,6 +51,19 @@ describe('buildDocsSearch', () => {
 
   it('indexes and searches words without a plural s, but keeps ss', () => {
     assert.deepEqual(['Webhooks', 'receipts', 'status', 'address', 'has', 'API'].map(searchTerm), ['webhook', 'receipt', 'statu', 'address', 'has', 'api']);
+  });
+
+  it('matches one- and two-letter words whole, not as prefixes of most of the index', () => {
+    assert.deepEqual(search('we', 5), []);
+    assert.equal(search('web', 5)[0]?.slug, 'webhooks');
+  });
+
+  it('searches a repeated word once, and at most the first MAX_QUERY_TERMS distinct words', () => {
+    assert.deepEqual(queryTerms('Webhooks webhook WEBHOOKS, a a a retries'), ['webhook', 'a', 'retrie']);
+    assert.deepEqual(search('webhooks '.repeat(50), 5), search('webhooks', 5));
+    const words = Array.from({ length: 40 }, (_, i) => `word${i}`);
+    assert.deepEqual(queryTerms(words.join(' ')), words.slice(0, MAX_QUERY_TERMS));
+    assert.deepEqual(queryTerms(' -- '), []);
   });
 
   it('cuts the answer at maxResults', () => {

@@ -102,6 +102,27 @@ export function searchTerm(term: string): string {
   return lower.length > 3 && lower.endsWith('s') && !lower.endsWith('ss') ? lower.slice(0, -1) : lower;
 }
 
+/** The most distinct words of a query that are searched; further words are left out. */
+export const MAX_QUERY_TERMS = 12;
+/** Shorter words match whole words only: as a prefix, one or two letters would match most of the index. */
+const MIN_PREFIX_LENGTH = 3;
+
+const tokenize = MiniSearch.getDefault('tokenize') as (text: string) => string[];
+
+/**
+ * A query's distinct words as searched, in order, at most MAX_QUERY_TERMS: a word repeated is
+ * searched once, so a query's cost grows with what it asks, not with how long it is.
+ */
+export function queryTerms(query: string): string[] {
+  const terms = new Set<string>();
+  for (const token of tokenize(query)) {
+    if (!token) continue;
+    terms.add(searchTerm(token));
+    if (terms.size === MAX_QUERY_TERMS) break;
+  }
+  return [...terms];
+}
+
 /**
  * Indexes every section of every page once. Titles weigh most, then headings, then text; terms
  * match by prefix and with a little fuzziness, so "webhok" and "idempot" still find their pages.
@@ -112,7 +133,7 @@ export function buildDocsSearch(pages: DocPage[]): SearchDocs {
     fields: ['title', 'heading', 'text'],
     storeFields: ['slug', 'title', 'text'],
     processTerm: searchTerm,
-    searchOptions: { boost: { title: 3, heading: 2 }, prefix: true, fuzzy: 0.2 },
+    searchOptions: { boost: { title: 3, heading: 2 }, prefix: (term) => term.length >= MIN_PREFIX_LENGTH, fuzzy: 0.2 },
   });
   let id = 0;
   index.addAll(pages.flatMap((page) => page.sections.map((section) => ({ id: id++, slug: page.slug, title: page.title, ...section }))));
@@ -120,7 +141,7 @@ export function buildDocsSearch(pages: DocPage[]): SearchDocs {
   return (query, maxResults) => {
     const hits: DocSearchHit[] = [];
     const seen = new Set<string>();
-    for (const result of index.search(query)) {
+    for (const result of index.search(queryTerms(query).join(' '))) {
       if (seen.has(result.slug)) continue;
       seen.add(result.slug);
       hits.push({
