@@ -64,9 +64,16 @@ describe('MCP endpoint on the repository docs and examples', () => {
     }
   });
 
-  it('assembles the context from every page', async () => {
+  it('assembles the context from every page but those marked `context: false`, which it lists', async () => {
     const context = textOf(await call('get_herald_context'));
-    for (const slug of repoPages().keys()) assert.ok(context.includes(`<!-- page: ${slug} -->`), slug);
+    const pages = repoPages();
+    for (const [slug, text] of pages) {
+      const left = /^---\r?\n[\s\S]*?^context:\s*false\s*$/m.test(text);
+      assert.equal(context.includes(`<!-- page: ${slug} -->`), !left, slug);
+      if (left) assert.match(context, new RegExp(`\\(\`${slug}\`\\) — not included below`), slug);
+    }
+    // The benchmark record is the one page left out: an agent integrating needs the rest.
+    assert.equal(context.includes('<!-- page: performance -->'), !pages.has('performance'));
     assert.match(context, /## API endpoints/);
   });
 

@@ -63,4 +63,15 @@ describe('orderPages and assembleHeraldContext', () => {
     assert.match(context, /- `webhook` \(`examples\/webhook\.ts`\) — Verifies webhook signatures\./);
     assert.match(context, /- `backend` — not available on this server/);
   });
+
+  it('lists a page marked `context: false` without its text', () => {
+    const record = parseDocPage('figures.md', '---\nslug: figures\ntitle: Figures\ncontext: false\n---\n# Figures\n\nFigures body');
+    assert.equal(record.inContext, false);
+    assert.equal(pages[0].inContext, true);
+    const context = assembleHeraldContext({ pages: [...pages, record], examples: new Map() }, []);
+    assert.match(context, /- Figures \(`figures`\) — not included below; read it with `get_doc_page`/);
+    assert.ok(!context.includes('Figures body'));
+    assert.ok(!context.includes('<!-- page: figures -->'));
+    assert.ok(context.includes('Zeta body'));
+  });
 });

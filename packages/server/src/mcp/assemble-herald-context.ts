@@ -60,12 +60,15 @@ function exampleSection(library: DocsLibrary): string {
 }
 
 /**
- * The whole service context in one markdown document: every documentation page in reading order,
- * the endpoint list and the integration patterns. Built from what is on disk, so it never lags the docs.
+ * The whole service context in one markdown document: every documentation page in reading order
+ * (but the text of those marked `context: false`), the endpoint list and the integration patterns.
+ * Built from what is on disk, so it never lags the docs.
  */
 export function assembleHeraldContext(library: DocsLibrary, endpoints: Endpoint[]): string {
-  const contents = library.pages.map((page) => `- ${page.title} (\`${page.slug}\`)`).join('\n');
-  const pages = library.pages.map((page) => `<!-- page: ${page.slug} -->\n\n${page.body.trim()}`);
+  const contents = library.pages
+    .map((page) => `- ${page.title} (\`${page.slug}\`)${page.inContext ? '' : ' — not included below; read it with `get_doc_page`'}`)
+    .join('\n');
+  const pages = library.pages.filter((page) => page.inContext).map((page) => `<!-- page: ${page.slug} -->\n\n${page.body.trim()}`);
   const header = [
     '# Herald service context',
     'Herald is a notification gateway for Solana wallets. This document assembles every page of its documentation (read one with `get_doc_page`, search them with `search_herald_docs`), the list of API endpoints and the integration examples.',

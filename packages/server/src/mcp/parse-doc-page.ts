@@ -5,6 +5,12 @@ export interface DocPage {
   /** The markdown after the front matter. */
   body: string;
   sections: DocSection[];
+  /**
+   * Whether get_herald_context carries the page's text: front matter `context: false` leaves out a
+   * page that is a record rather than a guide (benchmark figures); it is still listed, searched
+   * and served by get_doc_page.
+   */
+  inContext: boolean;
 }
 
 /** A heading and the text under it, down to the next heading of any level: the unit of search. */
@@ -62,7 +68,8 @@ export function splitSections(body: string, fallbackHeading: string): DocSection
 
 /**
  * Reads a page: front matter `slug` and `title` when present, else the file name and the first
- * heading. Never throws: a page with odd front matter is still served.
+ * heading; `context: false` keeps its text out of the assembled context. Never throws: a page with
+ * odd front matter is still served.
  */
 export function parseDocPage(fileName: string, text: string): DocPage {
   const source = text.replace(/^\uFEFF/, '');
@@ -72,5 +79,5 @@ export function parseDocPage(fileName: string, text: string): DocPage {
   const slug = fields.slug || fileName.replace(/\.md$/i, '');
   const firstHeading = body.split(/\r?\n/).map((line) => HEADING.exec(line)?.[2]).find(Boolean);
   const title = fields.title || firstHeading || slug;
-  return { slug, title, body, sections: splitSections(body, title) };
+  return { slug, title, body, sections: splitSections(body, title), inContext: fields.context?.toLowerCase() !== 'false' };
 }
