@@ -134,6 +134,25 @@ describe('sending with a template', () => {
     assert.match(flagPreview.body.renderedHtml, /<p>A OFF<\/p>/);
     assert.equal(flagPreview.body.smsText, 'Sub: T');
     assert.equal((await preview({ templateId: flagged.body.templateId, templateVariables: { flag: true } })).body.subject, 'Sub FLAG');
+    // …also when the block prints it: a send without it takes {{else}} and never reaches {{promo}}, and the preview shows that.
+    const promo = await call(gw.url, acme.apiKey, 'POST', BASE, {
+      name: 'Promo',
+      category: 'defi',
+      subjectTemplate: 'Offer{{#if promo}}: {{promo}}{{/if}}',
+      htmlSource: '{{#if promo}}<p>Promo: {{promo}}</p>{{else}}<p>No promo</p>{{/if}}',
+      textSource: '{{#if promo}}P {{promo}}{{else}}none{{/if}} {{#if promo}}{{promo}}{{/if}}',
+    });
+    const promoPreview = await preview({ templateId: promo.body.templateId });
+    assert.equal(promoPreview.status, 200, JSON.stringify(promoPreview.body));
+    assert.equal(promoPreview.body.subject, 'Offer');
+    assert.match(promoPreview.body.renderedHtml, /<p>No promo<\/p>/);
+    assert.doesNotMatch(promoPreview.body.renderedHtml, /Promo:/);
+    assert.equal(promoPreview.body.smsText, 'Offer: none');
+    const promoSent = await send({ templateId: promo.body.templateId });
+    assert.equal(promoSent.status, 202, JSON.stringify(promoSent.body));
+    const withPromo = await preview({ templateId: promo.body.templateId, templateVariables: { promo: '10% off' } });
+    assert.equal(withPromo.body.subject, 'Offer: 10% off');
+    assert.equal(withPromo.body.smsText, 'Offer: 10% off: P 10% off 10% off');
     const given = await preview({ templateId: both.body.templateId, templateVariables: { user: { id: 1 } } });
     assert.equal(given.body.subject, '{{user.name}} / [object Object]', 'an object given as a value renders as a send would render it');
     const refused = await preview({ templateId: nested.body.templateId, templateVariables: { user: 'Ana' } });

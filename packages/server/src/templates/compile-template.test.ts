@@ -98,16 +98,16 @@ describe('placeholderPaths', () => {
       htmlSource: '{{#each items}}{{@index}} {{title}} {{../name}}{{/each}}{{#if user.vip}}{{user.name}}{{/if}}',
       textSource: '{{name}} {{lookup items 0}}',
     });
-    // items is named by lookup too; user.vip only as a condition
-    assert.deepEqual(paths.sort(), ['items', 'name', 'title', 'user.name']);
+    // items is a block's context (a preview finds it by rendering where lookup needs it); user.vip only a condition
+    assert.deepEqual(paths.sort(), ['name', 'title', 'user.name']);
   });
 
-  it("leaves out paths named only as a block's condition or context, which a send reads as false when missing", () => {
+  it("leaves out paths named as a block's condition or context, which a send reads as false when missing, even where the block prints them", () => {
     const paths = placeholderPaths({
       subjectTemplate: '{{#if flag}}On{{else}}Off{{/if}}',
       htmlSource: '{{#unless quiet}}{{greeting}}{{/unless}}{{#each rows}}x{{/each}}{{#with user}}{{name}}{{/with}}',
-      textSource: '{{#if shown}}{{shown}}{{/if}}',
+      textSource: '{{#if shown}}{{shown}}{{/if}} {{#if promo}}{{promo}}{{else}}none{{/if}}',
     });
-    assert.deepEqual(paths.sort(), ['greeting', 'name', 'shown']);
+    assert.deepEqual(paths.sort(), ['greeting', 'name']);
   });
 });

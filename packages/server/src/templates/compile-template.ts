@@ -131,22 +131,26 @@ export function findTemplateProblem(field: TemplateField, source: string): strin
 /**
  * The variable paths the sources name (`name`, `user.name`), helper names and `@data` aside, each
  * once: what a preview fills in one pass instead of discovering them one render at a time. A path
- * named only as a block's condition or context (`{{#if flag}}`, `{{#each items}}`) is left out: a
- * send renders a missing one as false (the `{{else}}` part), and so must a preview.
+ * named as a block's condition or context (`{{#if flag}}`, `{{#each items}}`) is left out, even
+ * where the block also prints it (`{{#if promo}}{{promo}}{{/if}}`): a send renders a missing one
+ * as false (the `{{else}}` part) and never reaches what the block holds, and so must a preview. A
+ * preview finds such a path by rendering when it is printed outside its blocks too.
  */
 export function placeholderPaths(sources: TemplateSources): string[] {
   const paths = new Set<string>();
+  const conditions = new Set<string>();
   for (const source of [sources.subjectTemplate, sources.htmlSource, sources.textSource]) {
     const ast = hb.parse(source);
     const blockParams = new Set<unknown>();
     for (const node of walk(ast)) if (node.type === 'BlockStatement') for (const param of node.params as unknown[]) blockParams.add(param);
     for (const node of walk(ast)) {
-      if (node.type !== 'PathExpression' || node.data || (node.depth as number) > 0 || blockParams.has(node)) continue;
+      if (node.type !== 'PathExpression' || node.data || (node.depth as number) > 0) continue;
       const path = (node.parts as string[]).join('.');
-      if (path && !BUILT_IN_HELPERS.has(path)) paths.add(path);
+      if (!path || BUILT_IN_HELPERS.has(path)) continue;
+      (blockParams.has(node) ? conditions : paths).add(path);
     }
   }
-  return [...paths];
+  return [...paths].filter((path) => !conditions.has(path));
 }
 
 interface CompiledSource {
