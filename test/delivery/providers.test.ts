@@ -127,6 +127,25 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
     );
   });
 
+  it('marks an email whose recipient kept being deferred (SMTP 452 at RCPT) bounced once the retries run out', async () => {
+    const c = contacts();
+    const wallet = await registeredWallet(gw.url, { email: c.email });
+    smtp.script(c.email, { code: 452, message: 'Mailbox full' }, 5);
+    const id = await send({ wallet });
+    const record = await settled(id);
+    assert.equal(record.status, 'bounced');
+    assert.deepEqual(
+      record.attempts.map((a: any) => a.outcome),
+      ['retry', 'retry', 'bounced'],
+      'the last attempt reads as what it ended in',
+    );
+    assert.match(record.error, /^gave up after 3 attempts: SMTP 452 to RCPT TO: 452 Mailbox full/);
+    const [event] = await eventsOf(id);
+    assert.equal(event.type, 'notification.bounced');
+    assert.equal(event.data.attempts, 3);
+    assert.equal(event.data.delivered_at, null);
+  });
+
   it("honours Telegram's retry_after on 429", async () => {
     const c = contacts();
     const wallet = await registeredWallet(gw.url, { telegramChatId: c.telegramChatId });
@@ -219,7 +238,10 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
     const id = await send({ wallet });
     const record = await settled(id);
     assert.equal(record.status, 'failed');
-    assert.equal(record.attempts.length, 3);
+    assert.deepEqual(
+      record.attempts.map((a: any) => a.outcome),
+      ['retry', 'retry', 'failed'],
+    );
     assert.match(record.error, /gave up after 3 attempts/);
     const [event] = await eventsOf(id);
     assert.equal(event.data.attempts, 3);

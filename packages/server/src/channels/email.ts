@@ -27,7 +27,13 @@ const RECIPIENT_COMMANDS = new Set(['RCPT TO', 'DATA']);
  * | 5xx to the connection, EHLO/HELO or another command   | failed    |
  * |   of the session: the server refuses this gateway     |           |
  * | authentication refused, or no credentials            | failed    |
- * | 4xx, 503, connection refused/closed/timed out, TLS   | retry     |
+ * | 4xx (but 421) to RCPT TO or DATA: a soft bounce      | retry,    |
+ * |   (a full mailbox, greylisting)                      | bounced   |
+ * |                                                      | when the  |
+ * |                                                      | retries   |
+ * |                                                      | run out   |
+ * | other 4xx, 503, connection refused/closed/timed out, | retry     |
+ * |   TLS                                                |           |
  * | address or message nodemailer cannot send            | failed    |
  */
 export class SmtpProvider implements ChannelProvider {
@@ -109,7 +115,10 @@ export function smtpOutcome(error: NodemailerError, to: string): SendOutcome {
       // A refusal of the session (a blocklisted address, a rejected HELO) is the gateway's, not the recipient's.
       return { kind: 'failed', error: `SMTP server refused this gateway (${error.command ?? 'session'}), check SMTP_URL and the sending host: ${reply}`, providerResponse: reply };
     }
-    return { kind: 'retry', error: `SMTP ${status} to ${error.command ?? 'the message'}: ${reply}`, providerResponse: reply };
+    const outcome: SendOutcome = { kind: 'retry', error: `SMTP ${status} to ${error.command ?? 'the message'}: ${reply}`, providerResponse: reply };
+    // 421 is the server closing the session, about itself; other 4xx here defer this recipient or message.
+    if (status >= 400 && status < 500 && status !== 421 && error.command && RECIPIENT_COMMANDS.has(error.command)) outcome.softBounce = true;
+    return outcome;
   }
   const detail = redactContact(error.message, 'email', to);
   const cause = error.originalCode && error.originalCode !== code ? ` (${error.originalCode})` : '';

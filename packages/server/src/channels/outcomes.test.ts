@@ -18,6 +18,21 @@ describe('SMTP outcome mapping', () => {
     assert.equal(smtpOutcome(smtpError({ code: 'EENVELOPE', responseCode: 503, response: '503 bad sequence', command: 'RCPT TO' }), to).kind, 'retry');
   });
 
+  it('marks a 4xx to RCPT TO or DATA (but 421) as a soft bounce, retried until the retries run out', () => {
+    const soft = (responseCode: number, command: string) => {
+      const outcome = smtpOutcome(smtpError({ code: 'EENVELOPE', responseCode, response: `${responseCode} later`, command }), to);
+      assert.equal(outcome.kind, 'retry', `${responseCode} ${command}`);
+      return outcome.kind === 'retry' && outcome.softBounce === true;
+    };
+    assert.equal(soft(452, 'RCPT TO'), true, 'mailbox full');
+    assert.equal(soft(450, 'RCPT TO'), true, 'greylisted');
+    assert.equal(soft(451, 'DATA'), true);
+    assert.equal(soft(421, 'RCPT TO'), false, 'the server closing the session');
+    assert.equal(soft(451, 'MAIL FROM'), false, 'about the sender');
+    assert.equal(soft(421, 'CONN'), false);
+    assert.equal(soft(503, 'RCPT TO'), false);
+  });
+
   it('fails without bouncing when the sender or the credentials are refused', () => {
     const sender = smtpOutcome(smtpError({ code: 'EENVELOPE', responseCode: 553, response: '553 sender not allowed', command: 'MAIL FROM' }), to);
     assert.equal(sender.kind, 'failed');

@@ -24,7 +24,11 @@ export interface OutboundMessage {
 export type SendOutcome =
   | { kind: 'delivered'; providerResponse: string }
   | { kind: 'bounced'; error: string; providerResponse?: string }
-  | { kind: 'retry'; error: string; retryAfterMs?: number; providerResponse?: string }
+  /**
+   * `softBounce`: the recipient's server deferred this recipient or message (an SMTP 4xx to RCPT TO
+   * or DATA: a full mailbox, greylisting); when the retries run out the email has bounced, softly.
+   */
+  | { kind: 'retry'; error: string; retryAfterMs?: number; providerResponse?: string; softBounce?: true }
   /** `unreachable`: the destination itself cannot take messages (an invalid or opted-out number), not the setup. */
   | { kind: 'failed'; error: string; providerResponse?: string; unreachable?: true };
 

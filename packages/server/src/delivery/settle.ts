@@ -83,7 +83,10 @@ export function settle(
     const next = nextAttemptAt(ctx.policy, n.attempts, ctx.now, outcome.retryAfterMs, ctx.random);
     if (next) return { ...base, status: 'queued', nextAttemptAt: next, lastError: outcome.error, event: null };
   }
-  const finalStatus = outcome.kind === 'bounced' ? 'bounced' : 'failed';
+  // Retries run out on a recipient the server kept deferring: a soft bounce, a bounce all the same.
+  const finalStatus = outcome.kind === 'bounced' || (outcome.kind === 'retry' && outcome.softBounce) ? 'bounced' : 'failed';
+  // The last attempt of exhausted retries reads as what it ended in, not as a retry that never came.
+  if (outcome.kind === 'retry') base.attempt.outcome = finalStatus;
   if (n.priority === 'critical' && channel !== 'sms' && !n.fallback_channel && ctx.hasPhone) {
     return {
       ...base,
