@@ -44,12 +44,39 @@ describe('webhook endpoints API', () => {
     assert.equal(gw.herald.deps.secrets.decrypt(row.secret_enc), res.body.secret);
   });
 
-  it('accepts every event type, and the sandbox key manages the same endpoints', async () => {
-    const res = await create(acme.sandboxApiKey, { url: 'http://localhost:8080/all', events: EVENTS });
+  it('accepts every event type', async () => {
+    const res = await create(acme.apiKey, { url: 'http://localhost:8080/all', events: EVENTS });
     assert.equal(res.status, 201);
     assert.deepEqual(res.body.events, EVENTS);
-    const list = await call(gw.url, acme.apiKey, 'GET', '/v1/webhooks');
-    assert.ok(list.body.some((w: any) => w.id === res.body.id));
+  });
+
+  it('lets the sandbox key read and test the shared endpoints, not register, change or delete them (they receive production events)', async () => {
+    const live = await create(acme.apiKey, { url: 'http://127.0.0.1:9/shared', events: ['notification.delivered'] });
+    assert.equal(live.status, 201);
+    const sandbox = (method: string, path: string, body?: unknown) => call(gw.url, acme.sandboxApiKey, method, path, body);
+    const refusals: [string, string, unknown, string][] = [
+      ['POST', '/v1/webhooks', { url: 'http://attacker.example/collect', events: EVENTS }, 'Registering a webhook endpoint'],
+      ['PATCH', `/v1/webhooks/${live.body.id}`, { url: 'http://attacker.example/collect' }, 'Changing a webhook endpoint'],
+      ['PATCH', `/v1/webhooks/${live.body.id}`, { isActive: false }, 'Changing a webhook endpoint'],
+      ['DELETE', `/v1/webhooks/${live.body.id}`, undefined, 'Deleting a webhook endpoint'],
+    ];
+    for (const [method, path, body, doing] of refusals) {
+      const res = await sandbox(method, path, body);
+      assert.equal(res.status, 403, `${method} ${path}`);
+      assert.ok(isErrorBody(res.body));
+      assert.deepEqual([res.body.code, res.body.message], ['FORBIDDEN', `${doing} needs a live key (hrld_live_…): webhook endpoints also receive production events`]);
+    }
+    // An unknown id is still a 404 for the sandbox key, and a bad body still a 400.
+    assert.equal((await sandbox('PATCH', '/v1/webhooks/wh_missing', { isActive: false })).status, 404);
+    assert.equal((await sandbox('DELETE', '/v1/webhooks/wh_missing')).status, 404);
+    assert.equal((await sandbox('POST', '/v1/webhooks', { url: 42, events: EVENTS })).status, 400);
+    // Nothing changed, and reading is allowed.
+    const read = await sandbox('GET', `/v1/webhooks/${live.body.id}`);
+    assert.equal(read.status, 200);
+    assert.deepEqual([read.body.url, read.body.isActive], ['http://127.0.0.1:9/shared', true]);
+    assert.ok((await sandbox('GET', '/v1/webhooks')).body.some((w: any) => w.id === live.body.id));
+    assert.equal((await sandbox('GET', `/v1/webhooks/${live.body.id}/deliveries`)).status, 200);
+    assert.equal((await sandbox('POST', `/v1/webhooks/${live.body.id}/test`)).status, 200);
   });
 
   it('lists only the caller’s endpoints, oldest first', async () => {

@@ -124,7 +124,7 @@ describe('webhook secret rotation and GET /v1/webhooks/:id', () => {
     // sandbox key still gets the 404 above).
     const sandbox = await rotate(hook.id, {}, acme.sandboxApiKey);
     assert.equal(sandbox.status, 403);
-    assert.deepEqual([sandbox.body.code, sandbox.body.message], ['FORBIDDEN', 'Rotating a webhook secret needs a live key (hrld_live_…): the endpoint also receives production events']);
+    assert.deepEqual([sandbox.body.code, sandbox.body.message], ['FORBIDDEN', 'Rotating a webhook secret needs a live key (hrld_live_…): webhook endpoints also receive production events']);
     for (const body of [{ previousSecretExpiresInSeconds: -1 }, { previousSecretExpiresInSeconds: 604_801 }, { previousSecretExpiresInSeconds: 1.5 }, { previousSecretExpiresInSeconds: '60' }, []]) {
       const res = await rotate(hook.id, body);
       assert.equal(res.status, 400, JSON.stringify(body));

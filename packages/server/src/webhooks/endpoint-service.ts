@@ -110,24 +110,37 @@ export async function endpointDetail(deps: Deps, protocolId: string, id: string)
 
 const previousExpiry = (row: EndpointRow, now: Date) => previousSecretExpiry(row, now)?.toISOString() ?? null;
 
+/** Who asks for a change of endpoints: the protocol, and the environment of the key it used. */
+export interface EndpointSender {
+  protocolId: string;
+  environment: string;
+}
+
+/**
+ * Endpoints serve both environments, so where production events go and how they are signed is
+ * changed with a live key only: a test key, often kept in less guarded places, must not register,
+ * re-point, delete or re-key an endpoint that receives them (403). Another protocol's or an unknown
+ * id is a 404 first.
+ */
+export async function requireLiveKey(deps: Deps, sender: EndpointSender, doing: string, id?: string): Promise<void> {
+  if (sender.environment === 'production') return;
+  if (id !== undefined) await requireEndpoint(deps, sender.protocolId, id);
+  throw new ApiError('FORBIDDEN', `${doing} needs a live key (hrld_live_…): webhook endpoints also receive production events`);
+}
+
 /**
  * Gives the endpoint a new secret, shown in this answer only. The secret replaced stays valid for
  * `previousSecretExpiresInSeconds` (requests are signed with both until then, so a receiver can
  * switch without refusing an event); a secret replaced by an earlier rotation is dropped.
- * Endpoints serve both environments: a test key, often kept in less guarded places, must not take
- * over the signing of production events (403), though another protocol's id is a 404 first.
  */
 export async function rotateSecret(
   deps: Deps,
-  sender: { protocolId: string; environment: string },
+  sender: EndpointSender,
   id: string,
   input: { previousSecretExpiresInSeconds?: number } | undefined,
 ): Promise<EndpointView & { secret: string; previousSecretExpiresAt: string | null }> {
   const { protocolId } = sender;
-  if (sender.environment !== 'production') {
-    await requireEndpoint(deps, protocolId, id);
-    throw new ApiError('FORBIDDEN', 'Rotating a webhook secret needs a live key (hrld_live_…): the endpoint also receives production events');
-  }
+  await requireLiveKey(deps, sender, 'Rotating a webhook secret', id);
   const secret = newWebhookSecret();
   const now = deps.now();
   const keepMs = (input?.previousSecretExpiresInSeconds ?? DEFAULT_PREVIOUS_SECRET_SECONDS) * 1000;

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { errorResponses } from '../http/schemas.js';
-import { changeEndpoint, createEndpoint, endpointDetail, listEndpointViews, removeEndpoint, requireEndpoint, rotateSecret } from './endpoint-service.js';
+import { changeEndpoint, createEndpoint, endpointDetail, listEndpointViews, removeEndpoint, requireEndpoint, requireLiveKey, rotateSecret, type EndpointSender } from './endpoint-service.js';
 import { CreatedWebhook, CreateWebhookBody, RotatedWebhook, RotateSecretBody, UpdateWebhookBody, WebhookDetail, WebhookParams, WebhookView } from './schemas.js';
 import { sendTestEvent } from './send-test-event.js';
 import { WebhookSender } from './webhook-sender.js';
@@ -15,6 +15,10 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const sender = new WebhookSender({ allowPrivate: deps.config.allowPrivateWebhooks, timeoutMs: deps.config.webhookTimeoutMs, now: deps.now });
   app.addHook('onClose', async () => sender.close());
+  const keyOf = (request: FastifyRequest): EndpointSender => ({
+    protocolId: request.auth!.protocol.id,
+    environment: request.auth!.environment,
+  });
 
   api.post(
     '/v1/webhooks',
@@ -26,7 +30,10 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         response: { 201: CreatedWebhook, ...errorResponses(400, 401, 403, 415, 429) },
       },
     },
-    async (request, reply) => reply.code(201).header('cache-control', 'no-store').send(await createEndpoint(deps, request.auth!.protocol, request.body)),
+    async (request, reply) => {
+      await requireLiveKey(deps, keyOf(request), 'Registering a webhook endpoint');
+      return reply.code(201).header('cache-control', 'no-store').send(await createEndpoint(deps, request.auth!.protocol, request.body));
+    },
   );
 
   api.get(
@@ -63,11 +70,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         response: { 200: RotatedWebhook, ...errorResponses(400, 401, 403, 404, 415, 429) },
       },
     },
-    async (request, reply) => {
-      const { protocol, environment } = request.auth!;
-      const rotated = await rotateSecret(deps, { protocolId: protocol.id, environment }, request.params.id, request.body);
-      return reply.header('cache-control', 'no-store').send(rotated);
-    },
+    async (request, reply) => reply.header('cache-control', 'no-store').send(await rotateSecret(deps, keyOf(request), request.params.id, request.body)),
   );
 
   api.patch(
@@ -78,10 +81,13 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         summary: 'Change url, events or isActive; turning an endpoint on again clears its failure streak',
         params: WebhookParams,
         body: UpdateWebhookBody,
-        response: { 200: WebhookView, ...errorResponses(400, 401, 404, 415, 429) },
+        response: { 200: WebhookView, ...errorResponses(400, 401, 403, 404, 415, 429) },
       },
     },
-    async (request) => changeEndpoint(deps, request.auth!.protocol.id, request.params.id, request.body),
+    async (request) => {
+      await requireLiveKey(deps, keyOf(request), 'Changing a webhook endpoint', request.params.id);
+      return changeEndpoint(deps, request.auth!.protocol.id, request.params.id, request.body);
+    },
   );
 
   api.post(
@@ -104,10 +110,11 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         tags,
         summary: 'Delete an endpoint and its delivery log',
         params: WebhookParams,
-        response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(401, 404, 429) },
+        response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(401, 403, 404, 429) },
       },
     },
     async (request, reply) => {
+      await requireLiveKey(deps, keyOf(request), 'Deleting a webhook endpoint', request.params.id);
       await removeEndpoint(deps, request.auth!.protocol.id, request.params.id);
       return reply.code(204).send(null);
     },
