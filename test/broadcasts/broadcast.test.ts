@@ -167,6 +167,7 @@ describe('POST /v1/broadcast and GET /v1/broadcasts/:id', () => {
     assert.equal((await garbage.json()).code, 'TIER_REQUIRED');
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ subject: undefined }, /^subject is required$/],
+      [{ body: ' \t ' }, /^body is blank: /],
       [{ category: 'news' }, /^category must be one of/],
       [{ receipt: 'yes' }, /^receipt must be a boolean$/],
       // A recipient would be ignored by a call that messages everyone: refused instead.

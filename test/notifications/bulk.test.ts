@@ -66,6 +66,9 @@ describe('POST /v1/notify/bulk', () => {
     assert.match(res.body.message, /^notifications\[3\]\.category must be one of/);
     const missing = await bulk([item(), { ...item(), wallet: undefined }], p.apiKey);
     assert.match(missing.body.message, /^notifications\[1\]\.wallet is required$/);
+    const blank = await bulk([item(), item(), item({ body: ' \n ' })], p.apiKey);
+    assert.equal(blank.status, 400);
+    assert.equal(blank.body.message, 'notifications[2].body is blank: it must hold something to show once spaces and control characters are dropped');
     const rows = await gw.herald.deps.db.query('SELECT 1 FROM notifications WHERE protocol_id = $1', [p.id]);
     assert.equal(rows.length, 0);
   });

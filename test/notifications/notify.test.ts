@@ -97,6 +97,26 @@ describe('POST /v1/notify', () => {
       assert.equal(ok.status, 202);
     });
 
+    it('refuses a subject or body that is blank once spaces and control characters are dropped, charging nothing', async () => {
+      const p = await gw.createProtocol({ tier: 3 });
+      for (const [field, value] of [
+        ['subject', '   '],
+        ['subject', '\u202e'],
+        ['subject', '\n\t \u0007'],
+        ['body', '   '],
+        ['body', '\n\n\t'],
+        ['body', '\u0008 \u2066'],
+      ]) {
+        const res = await send({ ...valid(), [field]: value }, p.apiKey);
+        assert.equal(res.status, 400, `${field} ${JSON.stringify(value)}`);
+        assert.equal(res.body.code, 'VALIDATION_ERROR');
+        assert.equal(res.body.message, `${field} is blank: it must hold something to show once spaces and control characters are dropped`);
+      }
+      assert.equal((await call(gw.url, p.apiKey, 'GET', '/v1/usage')).body.usage, 0);
+      const shown = await send({ ...valid(), subject: ' \u202eHi ', body: '\n.' }, p.apiKey);
+      assert.equal(shown.status, 202);
+    });
+
     it('answers 413 for a body over the server limit', async () => {
       const res = await send({ ...valid(), body: 'x'.repeat(600 * 1024) });
       assert.equal(res.status, 413);

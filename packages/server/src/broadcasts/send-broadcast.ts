@@ -4,6 +4,7 @@ import type { Channel } from '../channels/provider.js';
 import type { Deps } from '../deps.js';
 import { answeredBefore, createOnce, type CreationKey } from '../creation-keys/creation-key.js';
 import { ApiError } from '../http/errors.js';
+import { checkContent } from '../notifications/check-content.js';
 import { newId } from '../ids.js';
 import { QuotaRefused, quotaRefusal, reserveSends } from '../limits/quota.js';
 import { recordQuotaExceeded } from '../limits/record-quota-exceeded.js';
@@ -31,9 +32,7 @@ export interface BroadcastResult {
 
 function checkInput(protocol: Pick<ProtocolRow, 'tier'>, input: BroadcastInput): void {
   if (protocol.tier < 1) throw new ApiError('TIER_REQUIRED', 'Broadcast needs the Growth tier (1) or above');
-  const tier = tierOf(protocol.tier);
-  const size = Buffer.byteLength(input.body, 'utf8');
-  if (size > tier.maxBodyBytes) throw new ApiError('VALIDATION_ERROR', `body is ${size} bytes; the ${tier.name} tier allows ${tier.maxBodyBytes}`);
+  checkContent(protocol.tier, input);
 }
 
 /**

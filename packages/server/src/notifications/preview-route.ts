@@ -2,12 +2,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { ApiError } from '../http/errors.js';
+import { checkContent } from './check-content.js';
 import { errorResponses } from '../http/schemas.js';
 import { renderNotification } from '../rendering/render-notification.js';
 import { renderTemplatedNotification } from '../templates/render-templated-notification.js';
 import { findTemplates, previewVariables } from '../templates/resolve-send-templates.js';
-import { tierOf } from '../tiers.js';
 import { WalletSchema } from '../wallet.js';
 import { CategorySchema } from './schemas.js';
 
@@ -43,9 +42,7 @@ export function previewRoutes(app: FastifyInstance, deps: Deps): void {
     async (request) => {
       const { protocol } = request.auth!;
       const input = request.body;
-      const tier = tierOf(protocol.tier);
-      const size = Buffer.byteLength(input.body, 'utf8');
-      if (size > tier.maxBodyBytes) throw new ApiError('VALIDATION_ERROR', `body is ${size} bytes; the ${tier.name} tier allows ${tier.maxBodyBytes}`);
+      checkContent(protocol.tier, input);
       const templates = await findTemplates(deps.db, protocol, [input]);
       const common = { category: input.category, protocolName: protocol.name, unsubscribeUrl: `${deps.config.publicUrl}/unsubscribe/preview` };
       const template = input.templateId ? templates.get(input.templateId)! : undefined;

@@ -2,6 +2,7 @@ import type { ProtocolRow } from '../account/protocol-store.js';
 import type { Channel } from '../channels/provider.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
+import { checkContent } from './check-content.js';
 import { walletNotRegistered } from '../wallet.js';
 import { newId } from '../ids.js';
 import { QuotaRefused, quotaRefusal, reserveSends } from '../limits/quota.js';
@@ -45,18 +46,12 @@ const fieldName = (mode: SubmitOptions['mode'], index: number, field: string) =>
   mode === 'single' ? field : `notifications[${index}].${field}`;
 
 /**
- * Checks that need the tier or the database, before anything is written: body size for the tier,
- * and each template's tier gate, existence and variables. Schedules run it at creation too.
+ * Checks that need the tier or the database, before anything is written: the content (body size
+ * for the tier, nothing blank), and each template's tier gate, existence and variables. Schedules run it at creation too.
  * Returns the current version of each template used.
  */
 export async function checkItems(deps: Deps, sender: Sender, items: NotifyInput[], mode: SubmitOptions['mode']) {
-  const tier = tierOf(sender.protocol.tier);
-  items.forEach((item, i) => {
-    const size = Buffer.byteLength(item.body, 'utf8');
-    if (size > tier.maxBodyBytes) {
-      throw new ApiError('VALIDATION_ERROR', `${fieldName(mode, i, 'body')} is ${size} bytes; the ${tier.name} tier allows ${tier.maxBodyBytes}`);
-    }
-  });
+  items.forEach((item, i) => checkContent(sender.protocol.tier, item, (field) => fieldName(mode, i, field)));
   // Tier, existence and every placeholder's variable, checked now rather than by the worker.
   const templates = await resolveSendTemplates(deps.db, sender.protocol, items, (i, field) => fieldName(mode, i, field));
   return new Map([...templates].map(([id, template]) => [id, template.version]));
