@@ -54,6 +54,20 @@ describe('inputs the fuzzer found', () => {
     ]) {
       assertRefused(await call(gw.url, protocol.apiKey, 'POST', '/v1/notify', body), 400, 'VALIDATION_ERROR');
     }
+    // Bytes that are not UTF-8 would be stored as U+FFFD: refused; a U+FFFD really sent is kept.
+    const raw = (subject: Buffer) =>
+      fetch(`${gw.url}/v1/notify`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${protocol.apiKey}`, 'content-type': 'application/json' },
+        body: Buffer.concat([Buffer.from(`{"wallet":"${wallet}","category":"system","body":"World","subject":"`), subject, Buffer.from('"}')]),
+      });
+    const invalid = await raw(Buffer.from([0x61, 0xff, 0xfe, 0x62]));
+    assert.equal(invalid.status, 400);
+    assert.deepEqual(await invalid.json(), { statusCode: 400, error: 'Bad Request', message: 'Request body is not valid UTF-8 text', code: 'VALIDATION_ERROR' });
+    const replacement = await raw(Buffer.from('a\uFFFDb', 'utf8'));
+    assert.equal(replacement.status, 202);
+    const stored = await call(gw.url, protocol.apiKey, 'GET', `/v1/notifications/${((await replacement.json()) as { notificationId: string }).notificationId}`);
+    assert.equal((stored.body as { subject: string }).subject, 'a\uFFFDb');
     // A preview stores nothing, and still refuses what the send refuses, naming the field.
     const preview = await call(gw.url, protocol.apiKey, 'POST', '/v1/preview', { ...note, body: 'a\u0000b' });
     assertRefused(preview, 400, 'VALIDATION_ERROR');

@@ -10,7 +10,7 @@ import { identityRoutes } from './identities/routes.js';
 import { installErrorHandler, MAX_PARAM_LENGTH } from './http/error-handler.js';
 import { installGuard, notFoundGuard } from './http/guard.js';
 import { unroutedAnswers } from './http/framework-errors.js';
-import { compressedWith, parseJsonBody } from './http/parse-json-body.js';
+import { compressedWith, parseJsonBody, utf8Text } from './http/parse-json-body.js';
 import { ErrorSchema } from './http/schemas.js';
 import { describeValidationError, validatorCompiler } from './http/validation.js';
 import { ApiError } from './http/errors.js';
@@ -73,13 +73,13 @@ export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<F
   // An empty body with Content-Type: application/json is read as "no body" rather than an error.
   // Only JSON is accepted: anything else (including text/plain) is 415.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     // An unknown path (or a known one with another method) answers 404 or 405 whatever its body.
     if (request.is404) return done(null, undefined);
     try {
       const encoding = compressedWith(request.headers);
       if (encoding) throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding "${encoding}" is not supported: send the JSON body uncompressed`);
-      done(null, parseJsonBody(body as string));
+      done(null, parseJsonBody(utf8Text(body as Buffer)));
     } catch (error) {
       done(error as Error, undefined);
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from './errors.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan, parseJsonBody, unstorableTextProblem } from './parse-json-body.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan, parseJsonBody, unstorableTextProblem, utf8Text } from './parse-json-body.js';
 
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
@@ -40,6 +40,18 @@ describe('parseJsonBody', () => {
     refused('{"subject":"a\\uDC00b"}', 'subject');
     refused('{"notifications":[{"body":"\\ud83d\\ud83d\\ude80"}]}', 'notifications[0].body');
     assert.deepEqual(parseJsonBody('{"subject":"\\ud83d\\ude80 \\uD83D\\uDE80"}'), { subject: '🚀 🚀' });
+  });
+
+  it('reads a body as UTF-8 text, refusing bytes that are not UTF-8 and keeping a U+FFFD that was sent', () => {
+    assert.equal(utf8Text(Buffer.from('{"a":"é€😀"}')), '{"a":"é€😀"}');
+    assert.equal(utf8Text(Buffer.from('{"a":"\uFFFD"}')), '{"a":"\uFFFD"}');
+    for (const bytes of [[0xff], [0xc3], [0xed, 0xa0, 0x80], [0xe2, 0x82]]) {
+      assert.throws(() => utf8Text(Buffer.concat([Buffer.from('{"a":"'), Buffer.from(bytes), Buffer.from('"}')])), (error: unknown) => {
+        assert.ok(error instanceof ApiError);
+        assert.equal(error.message, 'Request body is not valid UTF-8 text');
+        return true;
+      });
+    }
   });
 
   it('does not count brackets inside strings, escaped quotes included', () => {

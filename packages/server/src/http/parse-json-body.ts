@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from './errors.js';
 
@@ -40,6 +41,17 @@ export function nestsDeeperThan(text: string, max: number): boolean {
     }
   }
   return false;
+}
+
+/**
+ * A body's bytes as text. Bytes that are not UTF-8 would be decoded as U+FFFD and stored so,
+ * not as sent: refused (400) instead. Only a text holding U+FFFD can have had such bytes, so a
+ * body without one is not checked again.
+ */
+export function utf8Text(bytes: Buffer): string {
+  const text = bytes.toString('utf8');
+  if (text.includes('\uFFFD') && !isUtf8(bytes)) throw new ApiError('VALIDATION_ERROR', 'Request body is not valid UTF-8 text');
+  return text;
 }
 
 /** The JSON escapes of a NUL character or of half a surrogate pair. */
