@@ -20,10 +20,11 @@ describe('renderEmailLayout', () => {
     assert.match(html, /<title>Vote closes soon<\/title>/);
     assert.match(html, /<h1 style="[^"]*">Vote closes soon<\/h1>/);
     assert.match(html, /<table role="presentation"[^>]*style="max-width:600px;background-color:#ffffff;/);
-    assert.match(html, /<td style="[^"]*">\n<p>Body<\/p>\n<\/td>/);
-    // the heading and body cells wrap long unbroken words instead of widening the card
-    assert.match(html, /<td style="[^"]*overflow-wrap:break-word;[^"]*"><h1/);
-    assert.match(html, /<td style="[^"]*overflow-wrap:break-word;[^"]*">\n<p>Body<\/p>/);
+    assert.match(html, /<td dir="auto" style="[^"]*">\n<p>Body<\/p>\n<\/td>/);
+    // the heading and body cells wrap long unbroken words instead of widening the card, and take
+    // their direction from their text (right to left for Arabic or Hebrew)
+    assert.match(html, /<td dir="auto" style="[^"]*overflow-wrap:break-word;[^"]*"><h1/);
+    assert.match(html, /<td dir="auto" style="[^"]*overflow-wrap:break-word;[^"]*">\n<p>Body<\/p>/);
     assert.doesNotMatch(html, /<script|<style|\son[a-z]+=/i);
   });
 

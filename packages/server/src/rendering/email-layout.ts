@@ -115,10 +115,12 @@ export function renderEmailLayout(input: EmailLayoutInput): EmailLayout {
     '<tr><td align="center" style="padding:24px 12px;">\n' +
     '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" ' +
     'style="max-width:600px;background-color:#ffffff;border-radius:8px;">\n' +
-    // A long unbroken word or URL wraps instead of widening the 600 px card on a phone.
-    `<tr><td style="padding:32px 32px 8px 32px;${FONT}color:#111827;${WRAP}">` +
+    // A long unbroken word or URL wraps instead of widening the 600 px card on a phone; the title
+    // and the content take their direction from their own text (dir="auto"), so Arabic or Hebrew
+    // reads right to left.
+    `<tr><td dir="auto" style="padding:32px 32px 8px 32px;${FONT}color:#111827;${WRAP}">` +
     `<h1 style="margin:0;font-size:22px;line-height:1.3;font-weight:700;">${title}</h1></td></tr>\n` +
-    `<tr><td style="padding:16px 32px 24px 32px;${FONT}font-size:16px;line-height:1.5;color:#1f2937;${WRAP}">\n` +
+    `<tr><td dir="auto" style="padding:16px 32px 24px 32px;${FONT}font-size:16px;line-height:1.5;color:#1f2937;${WRAP}">\n` +
     `${input.contentHtml}</td></tr>\n</table>\n` +
     renderFooterHtml(lines) +
     `</td></tr>\n</table>\n${pixel}</body>\n</html>\n`;

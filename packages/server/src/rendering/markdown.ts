@@ -85,14 +85,30 @@ function styleTokens(tokens: Token[]): void {
   }
 }
 
+/**
+ * Whether the link opened at `open` shows nothing: no tokens before its close, or only text and
+ * line breaks of white space, which are emptied so the address stands alone.
+ */
+function blankLabel(tokens: Token[], open: number): boolean {
+  let close = open + 1;
+  while (close < tokens.length && tokens[close].type !== 'link_close') {
+    const token = tokens[close];
+    if (!['text', 'softbreak', 'hardbreak'].includes(token.type) || token.content.trim() !== '') return false;
+    close++;
+  }
+  for (let i = open + 1; i < close; i++) Object.assign(tokens[i], { type: 'text', content: '' });
+  return true;
+}
+
 md.renderer.rules.link_open = (tokens, idx, _options, env: MarkdownHtmlOptions) => {
   const token = tokens[idx];
   const href = token.attrGet('href') ?? '';
   const target = env.rewriteLink && isHttpUrl(href) ? env.rewriteLink(href) : href;
   const title = token.attrGet('title');
   const titleAttr = title ? ` title="${escapeHtml(title)}"` : '';
-  // A link without a label ([](https://…)) would be invisible: it shows its address, as in Telegram and SMS.
-  const label = tokens[idx + 1]?.type === 'link_close' ? escapeHtml(href) : '';
+  // A link without a label ([](https://…), or one of spaces alone) would be invisible: it shows its
+  // address, as in Telegram and SMS.
+  const label = blankLabel(tokens, idx) ? escapeHtml(href) : '';
   return `<a href="${escapeHtml(target)}"${titleAttr} style="${ELEMENT_STYLES.a}" target="_blank" rel="noopener noreferrer">${label}`;
 };
 

@@ -4,7 +4,8 @@ import { renderMarkdownText, type TextDialect } from './render-markdown-text.js'
 /** A link as readable text: "label (address)", or just the address when the label is the address. */
 export function describeLink(label: string, href: string, auto: boolean): string {
   const address = href.replace(/^mailto:/i, '');
-  if (auto || label === '' || label === address || label === href) return label || address;
+  if (label.trim() === '') return address;
+  if (auto || label === address || label === href) return label;
   return `${label} (${address})`;
 }
 

@@ -141,4 +141,16 @@ describe('renderNotification', () => {
     assert.ok(out.sms.segments >= Math.ceil(out.sms.characters / 67));
     assert.ok(out.sms.segments <= Math.ceil(out.sms.characters / 66));
   });
+  it('shows the address of a link whose label is blank, in every channel', () => {
+    const out = renderNotification({ ...base, body: 'Go [ ](https://b.example/x) and [\n](https://c.example) and [](https://d.example)' });
+    for (const host of ['b', 'c', 'd']) {
+      assert.match(out.html, new RegExp(`<a href="https://${host}\\.example[^"]*"[^>]*>https://${host}\\.example[^<]*</a>`), host);
+      assert.match(out.telegramText, new RegExp(`<a href="https://${host}\\.example[^"]*">https://${host}\\.example[^<]*</a>`), host);
+      assert.match(out.sms.text, new RegExp(`https://${host}\\.example`), host);
+    }
+    assert.doesNotMatch(out.sms.text, /\( ?https/);
+    // A label with something to show keeps it.
+    const labelled = renderNotification({ ...base, body: '[ Docs ](https://b.example)' });
+    assert.match(labelled.telegramText, /<a href="https:\/\/b\.example">\s*Docs\s*<\/a>/);
+  });
 });

@@ -24,8 +24,8 @@ const telegramDialect: TextDialect = {
   link: (inner, href, auto) => {
     if (!isHttpUrl(href)) return escapeTelegramText(describeLink(unescapeTelegram(inner), href, auto));
     // A linked image is a link itself: its tag goes, its text stays.
-    const label = inner.replace(/<\/?code>|<a href="[^"]*">|<\/a>/g, '') || escapeTelegramText(href);
-    return `<a href="${escapeHtml(href)}">${label}</a>`;
+    const label = inner.replace(/<\/?code>|<a href="[^"]*">|<\/a>/g, '');
+    return `<a href="${escapeHtml(href)}">${label.trim() === '' ? escapeTelegramText(href) : label}</a>`;
   },
   image: (alt, src) =>
     /^https:\/\//i.test(src) ? `<a href="${escapeHtml(src)}">${escapeTelegramText(alt || src)}</a>` : escapeTelegramText(alt),
