@@ -87,6 +87,8 @@ export function describeValidationError(errors: ErrorObject[], context: string):
       if (context === 'body' && !error.instancePath && names.length) return nothingToChange(names);
       return `${fieldPath(error.instancePath) || `request ${where}`} ${error.message ?? 'is invalid'}`;
     }
+    case 'uniqueItems':
+      return `${fieldPath(error.instancePath)} must not list the same value twice (items ${Math.min(params.i, params.j)} and ${Math.max(params.i, params.j)} are the same)`;
     case 'additionalProperties':
       return `${fieldPath(error.instancePath, params.additionalProperty)} is not allowed`;
     default: {
