@@ -32,7 +32,7 @@ describe('Telegram provider', () => {
       chat_id: '987654321',
       text: '<b>Liquidation warning</b>\n\nHealth factor 1.02',
       parse_mode: 'HTML',
-      disable_web_page_preview: true,
+      link_preview_options: { is_disabled: true },
     });
   });
 

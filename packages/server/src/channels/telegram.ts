@@ -52,7 +52,7 @@ export class TelegramProvider implements ChannelProvider {
       response = await fetch(this.endpoint, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': PROVIDER_USER_AGENT },
-        body: JSON.stringify({ chat_id: message.to, text: message.text, parse_mode: 'HTML', disable_web_page_preview: true }),
+        body: JSON.stringify({ chat_id: message.to, text: message.text, parse_mode: 'HTML', link_preview_options: { is_disabled: true } }),
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
         redirect: 'error',
       });
