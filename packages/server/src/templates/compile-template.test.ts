@@ -29,7 +29,9 @@ describe('findTemplateProblem', () => {
 
   it('refuses unescaped output in HTML, partials, decorators and unknown helpers', () => {
     assert.match(findTemplateProblem('htmlSource', 'x\n{{{body}}}')!, /^htmlSource line 2: \{\{\{body\}\}\} would insert a value without HTML escaping; write \{\{body\}\}$/);
-    assert.match(findTemplateProblem('htmlSource', '{{& body}}')!, /^htmlSource line 1: \{\{\{body\}\}\}/);
+    assert.equal(findTemplateProblem('htmlSource', '<p>{{& user.name}}</p>'), 'htmlSource line 1: {{&user.name}} would insert a value without HTML escaping; write {{user.name}}');
+    assert.equal(findTemplateProblem('htmlSource', 'a {{~&x}}'), 'htmlSource line 1: {{&x}} would insert a value without HTML escaping; write {{x}}');
+    assert.match(findTemplateProblem('htmlSource', '{{& body}}')!, /^htmlSource line 1: \{\{&body\}\}/);
     assert.match(findTemplateProblem('htmlSource', '{{> footer}}')!, /partials/);
     assert.match(findTemplateProblem('textSource', '{{#> layout}}x{{/layout}}')!, /partials/);
     assert.match(findTemplateProblem('textSource', '{{* deco}}')!, /decorators/);

@@ -69,7 +69,15 @@ const lineOf = (node: AstNode) => node.loc?.start.line ?? 1;
 const pathName = (path: unknown) => ((path as { original?: unknown })?.original ?? '') as string;
 
 /** Why this node cannot be used in `field`, or undefined. */
-function refusal(field: TemplateField, node: AstNode): string | undefined {
+/** How an unescaped mustache was written: `{{& name}}` or `{{{name}}}` (the tree keeps no difference). */
+function unescapedForm(node: AstNode, source: string): string {
+  const loc = node.loc as { start: { line: number; column: number } } | undefined;
+  const at = loc ? (source.split('\n')[loc.start.line - 1] ?? '').slice(loc.start.column) : '';
+  const name = pathName(node.path);
+  return /^\{\{~?\s*&/.test(at) ? `{{&${name}}}` : `{{{${name}}}}`;
+}
+
+function refusal(field: TemplateField, node: AstNode, source: string): string | undefined {
   switch (node.type) {
     case 'PartialStatement':
     case 'PartialBlockStatement':
@@ -79,7 +87,7 @@ function refusal(field: TemplateField, node: AstNode): string | undefined {
       return 'decorators ({{* name}}) are not supported';
     case 'MustacheStatement':
       if (field === 'htmlSource' && node.escaped === false) {
-        return `{{{${pathName(node.path)}}}} would insert a value without HTML escaping; write {{${pathName(node.path)}}}`;
+        return `${unescapedForm(node, source)} would insert a value without HTML escaping; write {{${pathName(node.path)}}}`;
       }
       break;
   }
@@ -122,7 +130,7 @@ export function findTemplateProblem(field: TemplateField, source: string): strin
     return `${field} has a syntax error on line ${line}: ${reason}`;
   }
   for (const node of walk(ast)) {
-    const problem = refusal(field, node);
+    const problem = refusal(field, node, source);
     if (problem) return `${field} line ${lineOf(node)}: ${problem}`;
   }
   return null;
