@@ -12,6 +12,17 @@ describe('redactContact', () => {
     assert.equal(redactContact('250 2.0.0 Ok: queued as 4F2A1', 'email', 'alice@example.com'), '250 2.0.0 Ok: queued as 4F2A1');
   });
 
+  it("masks the recipient's mailbox name quoted without its domain, in any case, but not inside other words", () => {
+    assert.equal(
+      redactContact('550 mailbox bounce.secret unknown / Bounce.Secret at example.com', 'email', 'bounce.secret@example.com'),
+      '550 mailbox [recipient] unknown / [recipient] at example.com',
+    );
+    assert.equal(redactContact('user "alice." over quota', 'email', 'alice@example.com'), 'user "[recipient]." over quota');
+    assert.equal(redactContact('malice and alice2 and alice.smith stay', 'email', 'alice@example.com'), 'malice and alice2 and alice.smith stay');
+    // A name too short to identify anyone is left: it would mask common words.
+    assert.equal(redactContact('bob is busy', 'email', 'bob@example.com'), 'bob is busy');
+  });
+
   it('masks phone numbers however Twilio formats them, but not ids', () => {
     assert.equal(redactContact("The 'To' number +1 (415) 555-0123 is not valid", 'sms', '+14155550123'), "The 'To' number [number] is not valid");
     assert.equal(redactContact('To +14155550123 failed', 'sms', '+14155550123'), 'To [recipient] failed');

@@ -23,13 +23,27 @@ function recipientNumber(to: string): RegExp | undefined {
   return new RegExp(`(?<!\\d)${prefix}${spaced(national)}(?!\\d)`, 'g');
 }
 
+/** The fewest characters of a mailbox name that are looked for alone (fewer would mask common words). */
+const IDENTIFYING_MAILBOX = 4;
+
+/**
+ * The recipient's mailbox name (before the `@`) standing alone, in any case: a server may quote it
+ * without its domain ("mailbox alice.smith unknown", "alice.smith at example.com").
+ */
+function recipientMailbox(to: string): RegExp | undefined {
+  const mailbox = to.slice(0, to.lastIndexOf('@'));
+  if (mailbox.length < IDENTIFYING_MAILBOX) return undefined;
+  const literal = mailbox.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<![\\w.+-])${literal}(?![\\w+-]|\\.\\w)`, 'gi');
+}
+
 /**
  * Provider errors and responses are stored with the attempt and shown to the protocol, which must
  * never learn a contact value. Providers echo it back in their own words and formats ("550
  * <a@b.c>: unknown user", "The 'To' number +1 (415) 555-0166 is not valid (14155550166)",
  * "To=%2B1415…"), so the text is percent-decoded, and anything shaped like the channel's contacts
- * is masked: the exact value sent, any email address, any +number, and the recipient's own number
- * in any format.
+ * is masked: the exact value sent, any email address and the recipient's mailbox name alone, any
+ * +number, and the recipient's own number in any format.
  */
 export function redactContact(text: string, channel: Channel, to: string): string {
   // Printable ASCII only: a decoded control character (%00) could not even be stored.
@@ -39,7 +53,11 @@ export function redactContact(text: string, channel: Channel, to: string): strin
   });
   // A very short value (a test chat id like "42") would mask unrelated digits.
   if (to.length >= 5) out = out.split(to).join('[recipient]');
-  if (channel === 'email') out = out.replace(EMAIL_LIKE, '[address]');
+  if (channel === 'email') {
+    out = out.replace(EMAIL_LIKE, '[address]');
+    const own = recipientMailbox(to);
+    if (own) out = out.replace(own, '[recipient]');
+  }
   if (channel === 'sms') {
     const own = recipientNumber(to);
     out = out.replace(PHONE_LIKE, '[number]');
