@@ -294,6 +294,18 @@ describe('webhook delivery', () => {
       await remove(bystander.id);
     });
 
+    it('keeps calling an endpoint stored before the rules that registration adds (a URL ending in a space)', async () => {
+      const hook = await registerHook(h, acme.apiKey, `${receiver.url}/test/legacy`, ['quota.exceeded']);
+      await h.gw.herald.deps.db.query('UPDATE webhook_endpoints SET url = $1 WHERE id = $2', [`${receiver.url}/test/legacy `, hook.id]);
+      const res = await call(h.gw.url, acme.apiKey, 'POST', `/v1/webhooks/${hook.id}/test`);
+      assert.deepEqual(res.body, { sent: true });
+      assert.equal(requestsTo('/test/legacy').length, 1);
+      // …while registering that URL again is refused.
+      const again = await call(h.gw.url, acme.apiKey, 'POST', '/v1/webhooks', { url: `${receiver.url}/test/legacy `, events: ['quota.exceeded'] });
+      assert.equal(again.status, 400);
+      await remove(hook.id);
+    });
+
     it('answers sent: false for a 5xx, a hang or a redirect, and does not retry the test', async () => {
       for (const path of ['/status/503', '/hang', '/redirect']) {
         const hook = await registerHook(h, acme.apiKey, `${receiver.url}${path}`, ['quota.exceeded']);

@@ -29,11 +29,23 @@ export function endpointView(row: EndpointRow): EndpointView {
 }
 
 /**
+ * What a URL registered now must also be, beyond what every send checks (webhookUrlProblem): an
+ * endpoint stored before these rules keeps being called.
+ */
+function newUrlProblem(raw: string): string | null {
+  // The parser drops spaces at the ends and line breaks inside: the URL stored would not be the
+  // address called.
+  if (/\s/.test(raw)) return 'url must not contain spaces or line breaks';
+  if (new URL(raw).port === '0') return 'url must not use port 0, which no receiver can listen on';
+  return null;
+}
+
+/**
  * Refuses a URL that is not absolute http(s), or (unless private targets are allowed) whose host
  * is or resolves to a non-public address. The same check runs again before every send.
  */
 async function assertWebhookUrl(deps: Deps, url: string): Promise<void> {
-  const problem = webhookUrlProblem(url);
+  const problem = webhookUrlProblem(url) ?? newUrlProblem(url);
   if (problem) throw new ApiError('VALIDATION_ERROR', problem);
   if (deps.config.allowPrivateWebhooks) return;
   try {
