@@ -148,6 +148,9 @@ describe('sending with a template', () => {
     assert.match(promoPreview.body.renderedHtml, /<p>No promo<\/p>/);
     assert.doesNotMatch(promoPreview.body.renderedHtml, /Promo:/);
     assert.equal(promoPreview.body.smsText, 'Offer: none');
+    const guest = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Guest', category: 'defi', subjectTemplate: '{{#if user}}Hi {{user.name}}{{else}}Hi anon{{/if}}', htmlSource: '<p>x</p>', textSource: 't' });
+    assert.equal((await preview({ templateId: guest.body.templateId })).body.subject, 'Hi anon');
+    assert.equal((await preview({ templateId: guest.body.templateId, templateVariables: { user: { name: 'Ana' } } })).body.subject, 'Hi Ana');
     const promoSent = await send({ templateId: promo.body.templateId });
     assert.equal(promoSent.status, 202, JSON.stringify(promoSent.body));
     const withPromo = await preview({ templateId: promo.body.templateId, templateVariables: { promo: '10% off' } });

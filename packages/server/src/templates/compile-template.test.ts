@@ -108,8 +108,8 @@ describe('placeholderPaths', () => {
     const paths = placeholderPaths({
       subjectTemplate: '{{#if flag}}On{{else}}Off{{/if}}',
       htmlSource: '{{#unless quiet}}{{greeting}}{{/unless}}{{#each rows}}x{{/each}}{{#with user}}{{name}}{{/with}}',
-      textSource: '{{#if shown}}{{shown}}{{/if}} {{#if promo}}{{promo}}{{else}}none{{/if}}',
+      textSource: '{{#if shown}}{{shown}}{{/if}} {{#if promo}}{{promo}}{{else}}none{{/if}} {{#if user}}Hi {{user.name}}{{else}}anon{{/if}} {{userName}}',
     });
-    assert.deepEqual(paths.sort(), ['greeting', 'name']);
+    assert.deepEqual(paths.sort(), ['greeting', 'name', 'userName']);
   });
 });

@@ -68,8 +68,7 @@ function* walk(node: unknown): Generator<AstNode> {
 const lineOf = (node: AstNode) => node.loc?.start.line ?? 1;
 const pathName = (path: unknown) => ((path as { original?: unknown })?.original ?? '') as string;
 
-/** Why this node cannot be used in `field`, or undefined. */
-/** How an unescaped mustache was written: `{{& name}}` or `{{{name}}}` (the tree keeps no difference). */
+/** How an unescaped mustache was written, `{{& name}}` or `{{{name}}}` (the tree keeps no difference), without its spaces and `~`. */
 function unescapedForm(node: AstNode, source: string): string {
   const loc = node.loc as { start: { line: number; column: number } } | undefined;
   const at = loc ? (source.split('\n')[loc.start.line - 1] ?? '').slice(loc.start.column) : '';
@@ -77,6 +76,7 @@ function unescapedForm(node: AstNode, source: string): string {
   return /^\{\{~?\s*&/.test(at) ? `{{&${name}}}` : `{{{${name}}}}`;
 }
 
+/** Why this node cannot be used in `field`, or undefined. */
 function refusal(field: TemplateField, node: AstNode, source: string): string | undefined {
   switch (node.type) {
     case 'PartialStatement':
@@ -140,7 +140,8 @@ export function findTemplateProblem(field: TemplateField, source: string): strin
  * The variable paths the sources name (`name`, `user.name`), helper names and `@data` aside, each
  * once: what a preview fills in one pass instead of discovering them one render at a time. A path
  * named as a block's condition or context (`{{#if flag}}`, `{{#each items}}`) is left out, even
- * where the block also prints it (`{{#if promo}}{{promo}}{{/if}}`): a send renders a missing one
+ * where the block also prints it or a field of it (`{{#if promo}}{{promo}}{{/if}}`,
+ * `{{#if user}}{{user.name}}{{/if}}`): a send renders a missing one
  * as false (the `{{else}}` part) and never reaches what the block holds, and so must a preview. A
  * preview finds such a path by rendering when it is printed outside its blocks too.
  */
@@ -158,7 +159,8 @@ export function placeholderPaths(sources: TemplateSources): string[] {
       (blockParams.has(node) ? conditions : paths).add(path);
     }
   }
-  return [...paths].filter((path) => !conditions.has(path));
+  // A field of a condition's value (`{{#if user}}{{user.name}}`) would make the condition true.
+  return [...paths].filter((path) => ![...conditions].some((condition) => path === condition || path.startsWith(`${condition}.`)));
 }
 
 interface CompiledSource {
