@@ -68,7 +68,7 @@ describe('POST /v1/notify/bulk', () => {
     assert.match(missing.body.message, /^notifications\[1\]\.wallet is required$/);
     const blank = await bulk([item(), item(), item({ body: ' \n ' })], p.apiKey);
     assert.equal(blank.status, 400);
-    assert.equal(blank.body.message, 'notifications[2].body is blank: it must hold something to show once spaces and control characters are dropped');
+    assert.equal(blank.body.message, 'notifications[2].body is blank: it must hold something to show, not only spaces, control or zero-width characters');
     const rows = await gw.herald.deps.db.query('SELECT 1 FROM notifications WHERE protocol_id = $1', [p.id]);
     assert.equal(rows.length, 0);
   });

@@ -106,11 +106,13 @@ describe('POST /v1/notify', () => {
         ['body', '   '],
         ['body', '\n\n\t'],
         ['body', '\u0008 \u2066'],
+        ['body', '\u200b\u2060\ufeff \u3164'],
+        ['subject', '\u200d'],
       ]) {
         const res = await send({ ...valid(), [field]: value }, p.apiKey);
         assert.equal(res.status, 400, `${field} ${JSON.stringify(value)}`);
         assert.equal(res.body.code, 'VALIDATION_ERROR');
-        assert.equal(res.body.message, `${field} is blank: it must hold something to show once spaces and control characters are dropped`);
+        assert.equal(res.body.message, `${field} is blank: it must hold something to show, not only spaces, control or zero-width characters`);
       }
       assert.equal((await call(gw.url, p.apiKey, 'GET', '/v1/usage')).body.usage, 0);
       const shown = await send({ ...valid(), subject: ' \u202eHi ', body: '\n.' }, p.apiKey);

@@ -73,7 +73,7 @@ describe('POST /v1/preview', () => {
     assert.match(missing.body.message, /^category is required$/);
     const blank = await preview({ wallet, subject: '\u202e ', body: 'b', category: 'defi' });
     assert.equal(blank.status, 400);
-    assert.equal(blank.body.message, 'subject is blank: it must hold something to show once spaces and control characters are dropped');
+    assert.equal(blank.body.message, 'subject is blank: it must hold something to show, not only spaces, control or zero-width characters');
     const unknown = await preview({ wallet, subject: 's', body: 'b', category: 'defi', templateId: 'tmpl_x' });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.code, 'TEMPLATE_NOT_FOUND');

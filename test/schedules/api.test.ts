@@ -202,6 +202,14 @@ describe('schedules API', () => {
       assert.equal(res.body.message, 'body is 10241 bytes; the Developer tier allows 10240');
     });
 
+    it('refuses a blank subject or body, as a send does', async () => {
+      for (const [field, value] of [['subject', ' \u200b '], ['body', '\n\t']]) {
+        const res = await post('/v1/schedule', once({ [field]: value }));
+        assert.equal(res.status, 400, field);
+        assert.match(res.body.message, new RegExp(`^${field} is blank: `));
+      }
+    });
+
     it('answers 404 WALLET_NOT_REGISTERED for a wallet with no identity, storing nothing', async () => {
       const before = await countSchedules();
       const stranger = makeWallet().address;

@@ -17,3 +17,14 @@ export function cleanSubject(subject: string): string {
     .replace(/ {2,}/g, ' ')
     .trim();
 }
+
+/**
+ * A character a reader sees: not white space, not a control or bidi mark (dropped above), not a
+ * zero-width or filler character (U+200B–U+200F, U+2060–U+2064, U+FEFF, the Hangul fillers).
+ */
+const VISIBLE = /[^\s\u0000-\u001F\u007F-\u009F\u115F\u1160\u200B-\u200F\u202A-\u202E\u2060-\u2069\u3164\uFEFF\uFFA0]/;
+
+/** Whether the text shows anything at all; it stops at the first visible character. */
+export function hasVisibleText(text: string): boolean {
+  return VISIBLE.test(text);
+}
