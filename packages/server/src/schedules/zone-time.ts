@@ -77,7 +77,8 @@ function offsetAt(name: string, epochMs: number): number {
  * The zone name to store for `name`, or undefined when `name` is not an IANA zone. Fixed offsets
  * (`+03:00`, `UTC+3`) are not zones and are refused. The name is kept as given, with its case
  * corrected (`america/new_york` → `America/New_York`); links are not replaced, because ICU would
- * turn `Asia/Kolkata` into the older `Asia/Calcutta`.
+ * turn `Asia/Kolkata` into the older `Asia/Calcutta`, and so keep their case as given (ICU names
+ * no link, so it cannot say how one is written).
  */
 export function canonicalTimeZone(name: string): string | undefined {
   if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name) || !IANAZone.isValidZone(name)) return undefined;
