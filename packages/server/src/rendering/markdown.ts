@@ -1,4 +1,5 @@
 import MarkdownIt, { type Token } from 'markdown-it';
+import { hasVisibleText } from './clean-text.js';
 
 /**
  * One markdown parser for every channel. Raw HTML is off (it is escaped as text, never passed
@@ -86,19 +87,19 @@ function styleTokens(tokens: Token[]): void {
 }
 
 /**
- * Whether the link opened at `open` shows nothing: no tokens before its close, or only text and
- * line breaks of white space, which are emptied so the address stands alone.
+ * Whether the link opened at `open` shows nothing: no tokens before its close, or only emphasis
+ * marks, line breaks and text with nothing visible (`[ ](…)`, `[** **](…)`). The tokens are read,
+ * not changed: the same tree renders the Telegram and SMS texts.
  */
 function blankLabel(tokens: Token[], open: number): boolean {
-  let close = open + 1;
-  while (close < tokens.length && tokens[close].type !== 'link_close') {
-    const token = tokens[close];
-    if (!['text', 'softbreak', 'hardbreak'].includes(token.type) || token.content.trim() !== '') return false;
-    close++;
+  for (let i = open + 1; i < tokens.length && tokens[i].type !== 'link_close'; i++) {
+    const token = tokens[i];
+    if (token.type === 'text' ? hasVisibleText(token.content) : !BLANK_MARKUP.has(token.type)) return false;
   }
-  for (let i = open + 1; i < close; i++) Object.assign(tokens[i], { type: 'text', content: '' });
   return true;
 }
+
+const BLANK_MARKUP = new Set(['softbreak', 'hardbreak', 'strong_open', 'strong_close', 'em_open', 'em_close', 's_open', 's_close']);
 
 md.renderer.rules.link_open = (tokens, idx, _options, env: MarkdownHtmlOptions) => {
   const token = tokens[idx];

@@ -1,10 +1,11 @@
+import { hasVisibleText } from './clean-text.js';
 import { parseMarkdown, type Markdown } from './markdown.js';
 import { renderMarkdownText, type TextDialect } from './render-markdown-text.js';
 
 /** A link as readable text: "label (address)", or just the address when the label is the address. */
 export function describeLink(label: string, href: string, auto: boolean): string {
   const address = href.replace(/^mailto:/i, '');
-  if (label.trim() === '') return address;
+  if (!hasVisibleText(label)) return address;
   if (auto || label === address || label === href) return label;
   return `${label} (${address})`;
 }

@@ -142,10 +142,10 @@ describe('renderNotification', () => {
     assert.ok(out.sms.segments <= Math.ceil(out.sms.characters / 66));
   });
   it('shows the address of a link whose label is blank, in every channel', () => {
-    const out = renderNotification({ ...base, body: 'Go [ ](https://b.example/x) and [\n](https://c.example) and [](https://d.example)' });
-    for (const host of ['b', 'c', 'd']) {
-      assert.match(out.html, new RegExp(`<a href="https://${host}\\.example[^"]*"[^>]*>https://${host}\\.example[^<]*</a>`), host);
-      assert.match(out.telegramText, new RegExp(`<a href="https://${host}\\.example[^"]*">https://${host}\\.example[^<]*</a>`), host);
+    const out = renderNotification({ ...base, body: 'Go [ ](https://b.example/x) and [\n](https://c.example) and [](https://d.example) and [\u200b](https://f.example) and [*\u200b*](https://g.example)' });
+    for (const host of ['b', 'c', 'd', 'f', 'g']) {
+      assert.match(out.html, new RegExp(`<a href="https://${host}\\.example[^"]*"[^>]*>https://${host}\\.example`), host);
+      assert.match(out.telegramText, new RegExp(`<a href="https://${host}\\.example[^"]*">https://${host}\\.example`), host);
       assert.match(out.sms.text, new RegExp(`https://${host}\\.example`), host);
     }
     assert.doesNotMatch(out.sms.text, /\( ?https/);

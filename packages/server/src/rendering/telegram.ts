@@ -1,3 +1,4 @@
+import { hasVisibleText } from './clean-text.js';
 import { escapeHtml, isHttpUrl, parseMarkdown, type Markdown } from './markdown.js';
 import { describeLink } from './plain-text.js';
 import { renderMarkdownText, type TextDialect } from './render-markdown-text.js';
@@ -25,7 +26,7 @@ const telegramDialect: TextDialect = {
     if (!isHttpUrl(href)) return escapeTelegramText(describeLink(unescapeTelegram(inner), href, auto));
     // A linked image is a link itself: its tag goes, its text stays.
     const label = inner.replace(/<\/?code>|<a href="[^"]*">|<\/a>/g, '');
-    return `<a href="${escapeHtml(href)}">${label.trim() === '' ? escapeTelegramText(href) : label}</a>`;
+    return `<a href="${escapeHtml(href)}">${hasVisibleText(unescapeTelegram(label.replace(/<[^>]*>/g, ''))) ? label : escapeTelegramText(href)}</a>`;
   },
   image: (alt, src) =>
     /^https:\/\//i.test(src) ? `<a href="${escapeHtml(src)}">${escapeTelegramText(alt || src)}</a>` : escapeTelegramText(alt),
