@@ -229,6 +229,33 @@ describe('identity registration', () => {
     assert.equal((await register(gw, pumper, { phone: '+14155552000' })).status, 201);
   });
 
+  it('holds the hourly code limits for registrations arriving at once', async () => {
+    // Twelve wallets ask for a code to one inbox at the same moment: five get one.
+    const signed = async (wallet: ReturnType<typeof newWallet>, contacts: Record<string, string>) => {
+      const { message, nonce } = await challenge(gw, wallet.address);
+      return { wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)), ...contacts };
+    };
+    const wallets = Array.from({ length: 12 }, () => newWallet());
+    const bodies = [];
+    for (const wallet of wallets) bodies.push(await signed(wallet, { email: 'burst@example.org' }));
+    const answers = await Promise.all(bodies.map((body) => post(body)));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [...Array(5).fill(201), ...Array(7).fill(429)]);
+    const [{ n }] = await gw.herald.deps.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM captured_messages WHERE channel = 'email' AND wallet = ANY($1::text[])",
+      [wallets.map((w) => w.address)],
+    );
+    assert.equal(n, 5, 'five codes reached the inbox');
+
+    // One wallet, twelve challenges used at once for twelve numbers: ten codes.
+    const pumper = newWallet();
+    const pumped = [];
+    for (let i = 0; i < 12; i++) pumped.push(await signed(pumper, { phone: `+1415556${String(1000 + i)}` }));
+    const results = await Promise.all(pumped.map((body) => post(body)));
+    assert.equal(results.filter((r) => r.status === 201).length, 10);
+    for (const r of results.filter((r) => r.status !== 201)) assertRefused(r, 429, 'RATE_LIMIT_EXCEEDED', /this wallet \(10 an hour\)/);
+    clock.advance(60 * 60 * 1000 + 1000);
+  });
+
   it('refuses an expired challenge', async () => {
     const wallet = newWallet();
     const { message, nonce } = await challenge(gw, wallet.address);
@@ -316,6 +343,8 @@ describe('identity registration', () => {
       await smtp.close();
     }
     assert.equal((await status(wallet.address)).body.registered, false);
+    const [{ n }] = await gw.herald.deps.db.query<{ n: number }>("SELECT count(*)::int AS n FROM identity_code_sends WHERE subject = $1", [`wallet:${wallet.address}`]);
+    assert.equal(n, 0, 'a code that did not go out gives its place in the hourly limits back');
     const retried = await post(body);
     assert.equal(retried.status, 201);
     assert.equal(retried.body.channels.email, 'pending');

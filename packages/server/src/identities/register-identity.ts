@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
-import { checkCodeBudget, recordCodeSends } from './code-send-budget.js';
+import { reserveCodeSends } from './code-send-budget.js';
 import type { CodeChannel } from './code-store.js';
 import { deleteCodes, replaceCode } from './code-store.js';
 import { findIdentity, saveIdentity, type IdentityFields, type IdentityRow } from './identity-store.js';
@@ -46,7 +46,7 @@ function planContacts(deps: RegistrationDeps, stored: IdentityRow | undefined, i
 async function sendCodes(deps: RegistrationDeps, wallet: string, plans: Map<CodeChannel, ContactPlan>, now: Date): Promise<Map<CodeChannel, string>> {
   const codes = new Map<CodeChannel, string>();
   const sends = [...plans].filter(([, plan]) => plan.sendCode).map(([channel, plan]) => ({ wallet, channel, to: plan.value! }));
-  await checkCodeBudget(deps.db, deps.secrets, sends, now);
+  const giveBack = await reserveCodeSends(deps.db, deps.secrets, sends, now);
   try {
     for (const send of sends) {
       const code = newVerificationCode();
@@ -65,8 +65,9 @@ async function sendCodes(deps: RegistrationDeps, wallet: string, plans: Map<Code
       codes.set(send.channel, code);
     }
   } finally {
-    // Codes that went out count against the limits, the registration going through or not.
-    await recordCodeSends(deps.db, deps.secrets, sends.filter((send) => codes.has(send.channel)), now);
+    // Codes that went out count against the limits, the registration going through or not; the
+    // places of the others are given back.
+    await giveBack(sends.filter((send) => !codes.has(send.channel)));
   }
   return codes;
 }
