@@ -21,6 +21,11 @@ describe('planContact', () => {
     assert.deepEqual(planContact(pending, 'a@example.com'), { value: 'a@example.com', verified: false, sendCode: true });
   });
 
+  it('reads a contact written in another case as the same one, keeping its verification and taking the new spelling', () => {
+    assert.deepEqual(planContact(verified, 'A@Example.COM'), { value: 'A@Example.COM', verified: true, sendCode: false });
+    assert.deepEqual(planContact(pending, 'A@example.com'), { value: 'A@example.com', verified: false, sendCode: true });
+  });
+
   it('makes a new or changed contact pending with a code', () => {
     assert.deepEqual(planContact(none, 'b@example.com'), { value: 'b@example.com', verified: false, sendCode: true });
     assert.deepEqual(planContact(verified, 'b@example.com'), { value: 'b@example.com', verified: false, sendCode: true });

@@ -13,12 +13,14 @@ export interface ContactPlan {
 
 /**
  * What a registration does to one contact. Omitted (undefined) keeps it as it is; null removes it;
- * the same value keeps its verification (and re-sends a code while it is unverified); a new value
- * must be verified again.
+ * the same value, whatever its case, keeps its verification (and re-sends a code while it is
+ * unverified); a new value must be verified again.
  */
 export function planContact(stored: StoredContact, requested: string | null | undefined): ContactPlan {
   if (requested === undefined) return { value: undefined, verified: stored.verified, sendCode: false };
   if (requested === null) return { value: null, verified: false, sendCode: false };
-  if (requested === stored.value) return { value: requested, verified: stored.verified, sendCode: !stored.verified };
+  // The same contact written in another case (an address's) is the same contact: it keeps its
+  // verification and takes the new spelling, as the hourly code limits already count it as one.
+  if (stored.value !== null && requested.toLowerCase() === stored.value.toLowerCase()) return { value: requested, verified: stored.verified, sendCode: !stored.verified };
   return { value: requested, verified: false, sendCode: true };
 }
