@@ -52,9 +52,11 @@ describe('admin API', () => {
       [{ name: 'x', tier: '2' }, /^tier must be an integer$/],
       [{ name: 'x', tier: null }, /^tier must be an integer$/],
       [{ name: 42, tier: 1 }, /^name must be a string$/],
-      [{ name: '   ', tier: 1 }, /^name must be a name that is not blank and holds no control characters/],
-      [{ name: 'Acme\r\nBcc: x@example.com', tier: 1 }, /^name must be a name that is not blank and holds no control characters/],
+      [{ name: '   ', tier: 1 }, /^name must be a name that is not blank and holds no control or direction characters/],
+      [{ name: 'Acme\r\nBcc: x@example.com', tier: 1 }, /^name must be a name that is not blank and holds no control or direction characters/],
       [{ name: 'Acme\u0085', tier: 1 }, /^name must be a name that is not blank/],
+      [{ name: 'Acme\u202e', tier: 1 }, /^name must be a name that is not blank and holds no control or direction characters/],
+      [{ name: '\u200b\u200d \ufeff', tier: 1 }, /^name must be a name that is not blank/],
       [{ name: 'x', tier: 1, subscriptionExpiresAt: 'next year' }, /^subscriptionExpiresAt must be a valid date-time$/],
     ];
     const before = (await admin('GET', '/v1/admin/protocols')).body.total;

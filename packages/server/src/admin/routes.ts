@@ -11,8 +11,10 @@ const Tier = Type.Integer({ minimum: 0, maximum: 3 });
 const Name = Type.String({
   minLength: 1,
   maxLength: 200,
-  pattern: '^(?=.*\\S)[^\\u0000-\\u001F\\u007F-\\u009F]+$',
-  description: 'A name that is not blank and holds no control characters (line breaks included)',
+  // Something visible (not only spaces or zero-width characters), and no control or bidi marks:
+  // the name is shown to recipients, where a right-to-left override would disguise what follows.
+  pattern: '^(?=.*[^\\s\\u115F\\u1160\\u200B-\\u200F\\u2060-\\u2064\\u3164\\uFEFF\\uFFA0])[^\\u0000-\\u001F\\u007F-\\u009F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069]+$',
+  description: 'A name that is not blank and holds no control or direction characters (line breaks included)',
 });
 const Environment = Type.Union([Type.Literal('production'), Type.Literal('sandbox')]);
 
