@@ -71,7 +71,7 @@ export function assembleHeraldContext(library: DocsLibrary, endpoints: Endpoint[
   const pages = library.pages.filter((page) => page.inContext).map((page) => `<!-- page: ${page.slug} -->\n\n${page.body.trim()}`);
   const header = [
     '# Herald service context',
-    'Herald is a notification gateway for Solana wallets. This document assembles every page of its documentation (read one with `get_doc_page`, search them with `search_herald_docs`), the list of API endpoints and the integration examples.',
+    'Herald is a notification gateway for Solana wallets. This document assembles its documentation pages (a page listed as not included is read with `get_doc_page`; search them all with `search_herald_docs`), the list of API endpoints and the integration examples.',
     `## Pages\n\n${contents || '- (no documentation pages on this server)'}`,
   ].join('\n\n');
   return [header, ...pages, endpointSection(endpoints), exampleSection(library)].join('\n\n---\n\n') + '\n';

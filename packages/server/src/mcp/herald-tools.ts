@@ -43,7 +43,7 @@ export function buildHeraldTools(library: DocsLibrary, openapi: () => { paths?: 
       name: 'get_herald_context',
       title: 'Herald service context',
       description:
-        'The whole Herald context in one markdown document: architecture, API, SDK, CLI and every documentation page, the endpoint list, and the integration patterns. Start here.',
+        'The whole Herald context in one markdown document: architecture, API, SDK, CLI and the documentation pages (the benchmark record is listed, read it with get_doc_page), the endpoint list, and the integration patterns. Start here.',
       input: z.strictObject({}),
       run: () => text((context ??= assembleHeraldContext(library, listEndpoints(openapi())))),
     }),

@@ -133,7 +133,8 @@ export function buildDocsSearch(pages: DocPage[]): SearchDocs {
     fields: ['title', 'heading', 'text'],
     storeFields: ['slug', 'title', 'text'],
     processTerm: searchTerm,
-    searchOptions: { boost: { title: 3, heading: 2 }, prefix: (term) => term.length >= MIN_PREFIX_LENGTH, fuzzy: 0.2 },
+    // At most two typos a word: more would let one long made-up word match, and cost, far more.
+    searchOptions: { boost: { title: 3, heading: 2 }, prefix: (term) => term.length >= MIN_PREFIX_LENGTH, fuzzy: 0.2, maxFuzzy: 2 },
   });
   let id = 0;
   index.addAll(pages.flatMap((page) => page.sections.map((section) => ({ id: id++, slug: page.slug, title: page.title, ...section }))));
