@@ -65,9 +65,11 @@ export async function requireEndpoint(deps: Deps, protocolId: string, id: string
 /** Registers an endpoint within the tier's cap; the answer carries the secret, the only time it is shown. */
 export async function createEndpoint(
   deps: Deps,
-  protocol: { id: string; tier: number },
+  sender: EndpointSender & { tier: number },
   input: { url: string; events: EventType[]; isActive?: boolean },
 ): Promise<EndpointView & { secret: string }> {
+  await requireLiveKey(deps, sender, 'Registering a webhook endpoint');
+  const protocol = { id: sender.protocolId, tier: sender.tier };
   await assertWebhookUrl(deps, input.url);
   const secret = newWebhookSecret();
   const tier = tierOf(protocol.tier);
@@ -96,12 +98,14 @@ export async function listEndpointViews(deps: Deps, protocolId: string): Promise
 
 export async function changeEndpoint(
   deps: Deps,
-  protocolId: string,
+  sender: EndpointSender,
   id: string,
   changes: { url?: string; events?: EventType[]; isActive?: boolean },
 ): Promise<EndpointView> {
   requireSomeChange(changes, ['url', 'events', 'isActive']);
+  const { protocolId } = sender;
   await requireEndpoint(deps, protocolId, id);
+  await requireLiveKey(deps, sender, 'Changing a webhook endpoint');
   if (changes.url !== undefined) await assertWebhookUrl(deps, changes.url);
   const row = await updateEndpoint(deps.db, protocolId, id, { ...changes, now: deps.now() });
   if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
@@ -166,6 +170,7 @@ export async function rotateSecret(
 }
 
 /** Deletes the endpoint with its delivery log. */
-export async function removeEndpoint(deps: Deps, protocolId: string, id: string): Promise<void> {
-  if (!(await deleteEndpoint(deps.db, protocolId, id))) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
+export async function removeEndpoint(deps: Deps, sender: EndpointSender, id: string): Promise<void> {
+  await requireLiveKey(deps, sender, 'Deleting a webhook endpoint', id);
+  if (!(await deleteEndpoint(deps.db, sender.protocolId, id))) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
 }

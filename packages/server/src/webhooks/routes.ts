@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { errorResponses } from '../http/schemas.js';
-import { changeEndpoint, createEndpoint, endpointDetail, listEndpointViews, removeEndpoint, requireEndpoint, requireLiveKey, rotateSecret, type EndpointSender } from './endpoint-service.js';
+import { changeEndpoint, createEndpoint, endpointDetail, listEndpointViews, removeEndpoint, requireEndpoint, rotateSecret, type EndpointSender } from './endpoint-service.js';
 import { CreatedWebhook, CreateWebhookBody, RotatedWebhook, RotateSecretBody, UpdateWebhookBody, WebhookDetail, WebhookParams, WebhookView } from './schemas.js';
 import { sendTestEvent } from './send-test-event.js';
 import { WebhookSender } from './webhook-sender.js';
@@ -30,10 +30,8 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         response: { 201: CreatedWebhook, ...errorResponses(400, 401, 403, 415, 429) },
       },
     },
-    async (request, reply) => {
-      await requireLiveKey(deps, keyOf(request), 'Registering a webhook endpoint');
-      return reply.code(201).header('cache-control', 'no-store').send(await createEndpoint(deps, request.auth!.protocol, request.body));
-    },
+    async (request, reply) =>
+      reply.code(201).header('cache-control', 'no-store').send(await createEndpoint(deps, { ...keyOf(request), tier: request.auth!.protocol.tier }, request.body)),
   );
 
   api.get(
@@ -84,10 +82,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         response: { 200: WebhookView, ...errorResponses(400, 401, 403, 404, 415, 429) },
       },
     },
-    async (request) => {
-      await requireLiveKey(deps, keyOf(request), 'Changing a webhook endpoint', request.params.id);
-      return changeEndpoint(deps, request.auth!.protocol.id, request.params.id, request.body);
-    },
+    async (request) => changeEndpoint(deps, keyOf(request), request.params.id, request.body),
   );
 
   api.post(
@@ -114,8 +109,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      await requireLiveKey(deps, keyOf(request), 'Deleting a webhook endpoint', request.params.id);
-      await removeEndpoint(deps, request.auth!.protocol.id, request.params.id);
+      await removeEndpoint(deps, keyOf(request), request.params.id);
       return reply.code(204).send(null);
     },
   );
