@@ -44,6 +44,7 @@ describe('delivery through the capture provider, engagement links', () => {
     assert.equal(events[0].data.delivered_at, record.delivered_at);
     assert.equal(events[0].data.channel, 'email');
     assert.equal(events[0].data.wallet, wallet);
+    assert.equal(events[0].data.environment, 'production');
   });
 
   it('lists captured messages for the protocol only, filtered and paginated', async () => {
@@ -71,6 +72,9 @@ describe('delivery through the capture provider, engagement links', () => {
     await delivered(sent.body.notificationId, acme.sandboxApiKey);
     const list = await call(gw.url, acme.apiKey, 'GET', '/v1/sandbox/messages');
     assert.ok(list.body.data.some((m: any) => m.notificationId === sent.body.notificationId && m.environment === 'sandbox'));
+    // Endpoints receive both environments' events: the data says which one this was.
+    const [event] = await gw.herald.deps.db.query(`SELECT type, data FROM events WHERE data->>'notification_id' = $1`, [sent.body.notificationId]);
+    assert.deepEqual([event.type, event.data.environment], ['notification.delivered', 'sandbox']);
   });
 
   it('tracks opens and clicks through signed links and refuses forged ones', async () => {

@@ -37,7 +37,7 @@ describe('delivery claim fencing across the SMS fallback', () => {
         'SELECT status, attempts, fallback_channel, locked_until FROM notifications WHERE id = $1',
         [id],
       ))[0];
-    const claim = (fallback: Channel | null) => ({ id, protocol_id: acme.id, wallet, priority: 'critical', channel: 'email' as Channel, fallback_channel: fallback, attempts: 1 });
+    const claim = (fallback: Channel | null) => ({ id, protocol_id: acme.id, wallet, priority: 'critical', channel: 'email' as Channel, fallback_channel: fallback, attempts: 1, environment: 'production' as const });
     const ctx = { provider: 'smtp', durationMs: 5, now: new Date(), policy: DEFAULT_RETRY_POLICY, hasPhone: true };
 
     // The email claim's worker wakes up with token 1 as well.

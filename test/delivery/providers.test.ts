@@ -199,7 +199,7 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
     const [{ phone_enc: oldNumber }] = await gw.herald.deps.db.query<{ phone_enc: string }>('SELECT phone_enc FROM identities WHERE wallet = $1', [wallet]);
     await importIdentity(gw.url, wallet, { phone: contacts().phone });
     const late = settle(
-      { id, protocol_id: acme.id, wallet, priority: 'normal', channel: 'sms', fallback_channel: null, attempts: 1 },
+      { id, protocol_id: acme.id, wallet, priority: 'normal', channel: 'sms', fallback_channel: null, attempts: 1, environment: 'production' as const },
       { kind: 'failed', error: 'Twilio 400: 21610', unreachable: true },
       { provider: 'twilio', durationMs: 1, now: new Date(), policy: DEFAULT_RETRY_POLICY, hasPhone: true },
     );
@@ -218,7 +218,7 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
     const ctx = { provider: 'test', durationMs: 1, now: new Date(), policy: DEFAULT_RETRY_POLICY, hasPhone: true };
     const refused = (channel: 'telegram' | 'sms', id: string) => {
       const s = settle(
-        { id, protocol_id: acme.id, wallet, priority: 'normal', channel, fallback_channel: null, attempts: 1 },
+        { id, protocol_id: acme.id, wallet, priority: 'normal', channel, fallback_channel: null, attempts: 1, environment: 'production' as const },
         { kind: 'failed', error: 'refused', unreachable: true },
         ctx,
       );

@@ -84,7 +84,8 @@ describe('receipt lifecycle on the embedded litesvm chain', () => {
     assert.equal(a.receipt_tx, b.receipt_tx, 'a batch is written in one transaction');
 
     const [event] = await receiptEvents(first);
-    assert.deepEqual(Object.keys(event.data).sort(), ['channel', 'confirmed_at', 'delivered_at', 'notification_id', 'receipt_tx', 'wallet']);
+    assert.deepEqual(Object.keys(event.data).sort(), ['channel', 'confirmed_at', 'delivered_at', 'environment', 'notification_id', 'receipt_tx', 'wallet']);
+    assert.equal(event.data.environment, 'production');
     assert.equal(event.data.receipt_tx, a.receipt_tx);
     assert.equal(event.data.wallet, wallet);
     assert.equal(event.data.channel, 'telegram');

@@ -280,6 +280,7 @@ describe('webhook delivery', () => {
       assert.equal(body.data.wallet, '11111111111111111111111111111111');
       assert.equal(body.data.channel, 'email');
       assert.equal(body.data.delivered_at, h.clock.now.toISOString());
+      assert.equal(body.data.environment, 'production', "the environment of the key that asked");
       assert.equal(verifyWebhookSignature(request.body, String(request.headers['x-service-signature']), hook.secret, { now: h.clock.now }), true);
 
       await h.drain();

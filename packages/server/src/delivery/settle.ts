@@ -12,6 +12,7 @@ export interface ClaimedNotification {
   fallback_channel: Channel | null;
   /** Attempts including the one just claimed; with fallback_channel, the claim's fencing token. */
   attempts: number;
+  environment: 'production' | 'sandbox';
 }
 
 export interface Settlement {
@@ -75,7 +76,7 @@ export function settle(
       lastError: null,
       event: {
         type: 'notification.delivered',
-        data: notificationEventData('notification.delivered', { notificationId: n.id, wallet: n.wallet, channel, deliveredAt: ctx.now }),
+        data: notificationEventData('notification.delivered', { notificationId: n.id, wallet: n.wallet, channel, deliveredAt: ctx.now, environment: n.environment }),
       },
     };
   }
@@ -104,6 +105,6 @@ export function settle(
     ...base,
     status: finalStatus,
     lastError: reason,
-    event: { type, data: notificationEventData(type, { notificationId: n.id, wallet: n.wallet, channel, reason, attempts: n.attempts }) },
+    event: { type, data: notificationEventData(type, { notificationId: n.id, wallet: n.wallet, channel, reason, attempts: n.attempts, environment: n.environment }) },
   };
 }

@@ -123,10 +123,10 @@ export async function confirmReceipts(
     [proven.map((p) => p.notificationId), proven.map((p) => JSON.stringify(p.proof)), proven.map((p) => JSON.stringify(p.publicSignals)), batch.id],
   );
   await tx.query('UPDATE receipt_batches SET verification_key_id = COALESCE(verification_key_id, $2) WHERE id = $1', [batch.id, batch.verificationKeyId]);
-  const confirmed = await tx.query<{ id: string; protocol_id: string; wallet: string; channel: string; delivered_at: Date }>(
+  const confirmed = await tx.query<{ id: string; protocol_id: string; wallet: string; channel: string; delivered_at: Date; environment: 'production' | 'sandbox' }>(
     `UPDATE notifications SET receipt_status = 'confirmed', receipt_tx = $2, receipt_failure_reason = NULL, updated_at = $3
      WHERE id = ANY($1::text[]) AND receipt_status = 'pending'
-     RETURNING id, protocol_id, wallet, COALESCE(fallback_channel, channel) AS channel, delivered_at`,
+     RETURNING id, protocol_id, wallet, COALESCE(fallback_channel, channel) AS channel, delivered_at, environment`,
     [stored.map((s) => s.notification_id), batch.tx, now],
   );
   if (confirmed.length) {
@@ -140,7 +140,15 @@ export async function confirmReceipts(
         confirmed.map((n) => n.protocol_id),
         confirmed.map((n) =>
           JSON.stringify(
-            receiptConfirmedEventData({ notificationId: n.id, wallet: n.wallet, channel: n.channel, deliveredAt: n.delivered_at, receiptTx: batch.tx, confirmedAt: confirmedAt ?? now }),
+            receiptConfirmedEventData({
+              notificationId: n.id,
+              wallet: n.wallet,
+              channel: n.channel,
+              deliveredAt: n.delivered_at,
+              receiptTx: batch.tx,
+              confirmedAt: confirmedAt ?? now,
+              environment: n.environment,
+            }),
           ),
         ),
         now,

@@ -13,12 +13,15 @@ export interface NotificationOutcome {
   reason?: string | null;
   /** Delivery attempts made, for bounced and failed messages. */
   attempts?: number;
+  /** The key's environment the notification was sent with: endpoints receive both. */
+  environment: 'production' | 'sandbox';
 }
 
 /**
  * `data` of the notification events. Every one has notification_id, wallet, channel and
- * delivered_at (an ISO timestamp for delivered, null for bounced and failed); bounced and failed
- * also carry reason (string or null) and attempts (integer).
+ * delivered_at (an ISO timestamp for delivered, null for bounced and failed), and environment
+ * (`production` or `sandbox`: endpoints receive the events of both, and a receiver tells them apart
+ * by it); bounced and failed also carry reason (string or null) and attempts (integer).
  */
 export function notificationEventData(type: NotificationEventType, outcome: NotificationOutcome): Record<string, unknown> {
   const data: Record<string, unknown> = {
@@ -26,6 +29,7 @@ export function notificationEventData(type: NotificationEventType, outcome: Noti
     wallet: outcome.wallet,
     channel: outcome.channel,
     delivered_at: null,
+    environment: outcome.environment,
   };
   if (type === 'notification.delivered') {
     if (!outcome.deliveredAt) throw new RangeError('a notification.delivered event needs deliveredAt');
@@ -45,6 +49,7 @@ export function receiptConfirmedEventData(receipt: {
   deliveredAt: Date;
   receiptTx: string;
   confirmedAt: Date;
+  environment: 'production' | 'sandbox';
 }): Record<string, unknown> {
   return {
     ...notificationEventData('notification.delivered', receipt),
@@ -71,6 +76,7 @@ const DATA_ORDER = [
   'wallet',
   'channel',
   'delivered_at',
+  'environment',
   'reason',
   'attempts',
   'receipt_tx',

@@ -95,7 +95,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         response: { 200: Type.Object({ sent: Type.Boolean() }), ...errorResponses(401, 404, 429) },
       },
     },
-    async (request) => sendTestEvent(deps, sender, await requireEndpoint(deps, request.auth!.protocol.id, request.params.id)),
+    async (request) => sendTestEvent(deps, sender, await requireEndpoint(deps, request.auth!.protocol.id, request.params.id), request.auth!.environment),
   );
 
   api.delete(

@@ -17,7 +17,7 @@ export const TEST_WALLET = '11111111111111111111111111111111';
  * (visible in the delivery log, replayable) but never fanned out nor retried on their own; the
  * endpoint's failure streak is left alone. Answers whether the receiver answered 2xx in time.
  */
-export async function sendTestEvent(deps: Deps, sender: WebhookSender, endpoint: EndpointRow): Promise<{ sent: boolean }> {
+export async function sendTestEvent(deps: Deps, sender: WebhookSender, endpoint: EndpointRow, environment: 'production' | 'sandbox'): Promise<{ sent: boolean }> {
   const now = deps.now();
   const deliveryId = newId.webhookDelivery();
   const lease = new Date(now.getTime() + sender.options.timeoutMs + 60_000);
@@ -26,6 +26,8 @@ export async function sendTestEvent(deps: Deps, sender: WebhookSender, endpoint:
     wallet: TEST_WALLET,
     channel: 'email',
     deliveredAt: now,
+    // The environment of the key that asked for the test.
+    environment,
   });
   const eventId = await deps.db.transaction(async (tx) => {
     const id = await recordEvent(tx, { protocolId: endpoint.protocol_id, type: 'notification.delivered', data, now });
