@@ -344,6 +344,19 @@ describe('schedules API', () => {
       assert.equal((await runsOf(gw, created.id)).length, 0);
     });
 
+    it("lets a sandbox key cancel a sandbox schedule, not a production one (403), and an unknown id is still 404", async () => {
+      gw.setClock('2026-03-01T00:00:00Z');
+      const live = await createCron(gw, acme.apiKey, wallet, '*/5 * * * *');
+      const test = await createCron(gw, acme.sandboxApiKey, wallet, '*/5 * * * *');
+      const refused = await call(gw.url, acme.sandboxApiKey, 'DELETE', `/v1/schedule/${live.id}`);
+      assert.equal(refused.status, 403);
+      assert.deepEqual([refused.body.code, refused.body.message], ['FORBIDDEN', 'Cancelling a production schedule needs a live key (hrld_live_…): it sends live messages']);
+      assert.equal((await call(gw.url, acme.apiKey, 'GET', `/v1/schedule/${live.id}`)).body.status, 'PENDING');
+      assert.deepEqual((await call(gw.url, acme.sandboxApiKey, 'DELETE', `/v1/schedule/${test.id}`)).body, { cancelled: true });
+      assert.equal((await call(gw.url, acme.sandboxApiKey, 'DELETE', '/v1/schedule/sched_missing')).status, 404);
+      assert.deepEqual((await call(gw.url, acme.apiKey, 'DELETE', `/v1/schedule/${live.id}`)).body, { cancelled: true });
+    });
+
     it('answers cancelled: false for a one-time schedule that has already run, and leaves it COMPLETED', async () => {
       gw.setClock('2026-03-02T00:00:00Z');
       const created = await createOnce(gw, acme.apiKey, wallet, '2026-03-02T00:01:00Z');

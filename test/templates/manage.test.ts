@@ -228,6 +228,27 @@ describe('email templates: create, read, version, restore, delete', () => {
     assert.equal((await garbage.json()).code, 'TIER_REQUIRED');
     assert.equal((await call(gw.url, undefined, 'GET', BASE)).status, 401);
   });
+
+  it('lets a sandbox key read and preview templates, not change them: live sends use them', async () => {
+    const p = await gw.createProtocol({ tier: 1 });
+    const id = await create({}, p.apiKey);
+    for (const [method, path, body] of [
+      ['POST', BASE, sampleTemplate()],
+      ['POST', BASE, { nonsense: true }],
+      ['PUT', `${BASE}/${id}`, { subjectTemplate: 'Phish' }],
+      ['DELETE', `${BASE}/${id}`],
+      ['POST', `${BASE}/${id}/versions/1/restore`],
+    ] as const) {
+      const res = await api(method, path, body, p.sandboxApiKey);
+      assert.equal(res.status, 403, `${method} ${path}`);
+      assert.deepEqual([res.body.code, res.body.message], ['FORBIDDEN', 'Changing a template needs a live key (hrld_live_…): production sends use its current version']);
+    }
+    const read = await api('GET', `${BASE}/${id}`, undefined, p.sandboxApiKey);
+    assert.equal(read.status, 200);
+    assert.equal(read.body.version, 1, 'unchanged');
+    assert.equal((await api('GET', BASE, undefined, p.sandboxApiKey)).body.data.length, 1);
+    assert.equal((await api('GET', `${BASE}/${id}/versions/1`, undefined, p.sandboxApiKey)).status, 200);
+  });
 });
 
 function pick(t: ReturnType<typeof sampleTemplate>) {

@@ -91,10 +91,10 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
         tags,
         summary: 'Cancel a schedule; cancelled is false when it had already ended or been cancelled',
         params: ScheduleParams,
-        response: { 200: Type.Object({ cancelled: Type.Boolean() }), ...errorResponses(401, 404, 429) },
+        response: { 200: Type.Object({ cancelled: Type.Boolean() }), ...errorResponses(401, 403, 404, 429) },
       },
     },
-    async (request) => cancelSchedule(deps, request.auth!.protocol.id, request.params.id),
+    async (request) => cancelSchedule(deps, { protocolId: request.auth!.protocol.id, environment: request.auth!.environment }, request.params.id),
   );
 
   // /v1/schedule/cron is a path of its own (POST only) that GET and DELETE /v1/schedule/:id would

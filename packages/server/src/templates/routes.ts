@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requireLiveKey } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
@@ -32,11 +33,18 @@ export function templateRoutes(app: FastifyInstance, deps: Deps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   // Every template route is tier-gated before its body is even read (onRequest runs after the key's check).
   const gate = { onRequest: async (request: FastifyRequest) => requireTemplateTier(request.auth!.protocol.tier) };
+  // Live sends render the current versions: only a live key changes them (after the tier's check).
+  const writeGate = {
+    onRequest: async (request: FastifyRequest) => {
+      requireTemplateTier(request.auth!.protocol.tier);
+      requireLiveKey(request.auth!.environment, 'Changing a template', 'production sends use its current version');
+    },
+  };
 
   api.post(
     '/v1/templates/email',
     {
-      ...gate,
+      ...writeGate,
       schema: {
         tags,
         summary: 'Create an email template (its version 1)',
@@ -76,7 +84,7 @@ export function templateRoutes(app: FastifyInstance, deps: Deps): void {
   api.put(
     '/v1/templates/email/:id',
     {
-      ...gate,
+      ...writeGate,
       schema: {
         tags,
         summary: 'Update a template: stores a new version, which becomes current',
@@ -94,7 +102,7 @@ export function templateRoutes(app: FastifyInstance, deps: Deps): void {
 
   api.delete(
     '/v1/templates/email/:id',
-    { ...gate, schema: { tags, summary: 'Delete a template', params: TemplateIdParams, response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(401, 403, 404, 429) } } },
+    { ...writeGate, schema: { tags, summary: 'Delete a template', params: TemplateIdParams, response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(401, 403, 404, 429) } } },
     async (request, reply) => {
       await deleteTemplate(deps, request.auth!.protocol.id, request.params.id);
       return reply.code(204).send(null);
@@ -118,7 +126,7 @@ export function templateRoutes(app: FastifyInstance, deps: Deps): void {
   api.post(
     '/v1/templates/email/:id/versions/:version/restore',
     {
-      ...gate,
+      ...writeGate,
       schema: {
         tags,
         summary: 'Make an old version current again (stored as a new version that copies it)',

@@ -1,3 +1,4 @@
+import { requireLiveKey } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import type { EventType } from '../events/record-event.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
@@ -68,7 +69,7 @@ export async function createEndpoint(
   sender: EndpointSender & { tier: number },
   input: { url: string; events: EventType[]; isActive?: boolean },
 ): Promise<EndpointView & { secret: string }> {
-  await requireLiveKey(deps, sender, 'Registering a webhook endpoint');
+  await requireLiveSender(deps, sender, 'Registering a webhook endpoint');
   const protocol = { id: sender.protocolId, tier: sender.tier };
   await assertWebhookUrl(deps, input.url);
   const secret = newWebhookSecret();
@@ -105,7 +106,7 @@ export async function changeEndpoint(
   requireSomeChange(changes, ['url', 'events', 'isActive']);
   const { protocolId } = sender;
   await requireEndpoint(deps, protocolId, id);
-  await requireLiveKey(deps, sender, 'Changing a webhook endpoint');
+  await requireLiveSender(deps, sender, 'Changing a webhook endpoint');
   if (changes.url !== undefined) await assertWebhookUrl(deps, changes.url);
   const row = await updateEndpoint(deps.db, protocolId, id, { ...changes, now: deps.now() });
   if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
@@ -138,10 +139,10 @@ export interface EndpointSender {
  * re-point, delete or re-key an endpoint that receives them (403). Another protocol's or an unknown
  * id is a 404 first.
  */
-export async function requireLiveKey(deps: Deps, sender: EndpointSender, doing: string, id?: string): Promise<void> {
+async function requireLiveSender(deps: Deps, sender: EndpointSender, doing: string, id?: string): Promise<void> {
   if (sender.environment === 'production') return;
   if (id !== undefined) await requireEndpoint(deps, sender.protocolId, id);
-  throw new ApiError('FORBIDDEN', `${doing} needs a live key (hrld_live_…): webhook endpoints also receive production events`);
+  requireLiveKey(sender.environment, doing, 'webhook endpoints also receive production events');
 }
 
 /**
@@ -156,7 +157,7 @@ export async function rotateSecret(
   input: { previousSecretExpiresInSeconds?: number } | undefined,
 ): Promise<EndpointView & { secret: string; previousSecretExpiresAt: string | null }> {
   const { protocolId } = sender;
-  await requireLiveKey(deps, sender, 'Rotating a webhook secret', id);
+  await requireLiveSender(deps, sender, 'Rotating a webhook secret', id);
   const secret = newWebhookSecret();
   const now = deps.now();
   const keepMs = (input?.previousSecretExpiresInSeconds ?? DEFAULT_PREVIOUS_SECRET_SECONDS) * 1000;
@@ -171,6 +172,6 @@ export async function rotateSecret(
 
 /** Deletes the endpoint with its delivery log. */
 export async function removeEndpoint(deps: Deps, sender: EndpointSender, id: string): Promise<void> {
-  await requireLiveKey(deps, sender, 'Deleting a webhook endpoint', id);
+  await requireLiveSender(deps, sender, 'Deleting a webhook endpoint', id);
   if (!(await deleteEndpoint(deps.db, sender.protocolId, id))) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
 }
