@@ -243,6 +243,15 @@ describe('email templates: create, read, version, restore, delete', () => {
       assert.equal(res.status, 403, `${method} ${path}`);
       assert.deepEqual([res.body.code, res.body.message], ['FORBIDDEN', 'Changing a template needs a live key (hrld_live_…): production sends use its current version']);
     }
+    // An unknown or another protocol's id is a 404 first, as on every route that takes one.
+    const theirs = await create({}, (await gw.createProtocol({ tier: 1 })).apiKey);
+    for (const other of ['tmpl_missing', theirs]) {
+      for (const [method, path] of [['PUT', `${BASE}/${other}`], ['DELETE', `${BASE}/${other}`], ['POST', `${BASE}/${other}/versions/1/restore`]] as const) {
+        const res = await api(method, path, method === 'PUT' ? { name: 'x' } : undefined, p.sandboxApiKey);
+        assert.equal(res.status, 404, `${method} ${path}`);
+        assert.equal(res.body.code, 'TEMPLATE_NOT_FOUND');
+      }
+    }
     const read = await api('GET', `${BASE}/${id}`, undefined, p.sandboxApiKey);
     assert.equal(read.status, 200);
     assert.equal(read.body.version, 1, 'unchanged');

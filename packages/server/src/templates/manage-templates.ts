@@ -1,3 +1,4 @@
+import { requireLiveKey } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
@@ -56,6 +57,17 @@ function checkSources(changes: Partial<Record<TemplateField, string>>): void {
 }
 
 const notFound = (id: string) => new ApiError('TEMPLATE_NOT_FOUND', `Template ${id} does not exist`);
+
+/**
+ * Live sends render a template's current version, so only a live key creates, changes, deletes or
+ * restores templates (403 for a sandbox key); an unknown or another protocol's id is a 404 first,
+ * as on every route that takes an id.
+ */
+export async function requireTemplateWriter(deps: Db, sender: { protocolId: string; environment: string }, id?: string): Promise<void> {
+  if (sender.environment === 'production') return;
+  if (id !== undefined && !(await findTemplate(deps.db, sender.protocolId, id))) throw notFound(id);
+  requireLiveKey(sender.environment, 'Changing a template', 'production sends use its current version');
+}
 
 export function readTemplate(deps: Db, protocolId: string, id: string): Promise<TemplateRecord> {
   return templateRecord(deps.db, protocolId, id);

@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { requireLiveKey } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
@@ -11,6 +10,7 @@ import {
   readTemplate,
   readTemplateVersion,
   requireTemplateTier,
+  requireTemplateWriter,
   restoreTemplateVersion,
   updateTemplate,
 } from './manage-templates.js';
@@ -33,11 +33,13 @@ export function templateRoutes(app: FastifyInstance, deps: Deps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   // Every template route is tier-gated before its body is even read (onRequest runs after the key's check).
   const gate = { onRequest: async (request: FastifyRequest) => requireTemplateTier(request.auth!.protocol.tier) };
-  // Live sends render the current versions: only a live key changes them (after the tier's check).
+  // Live sends render the current versions: only a live key changes them (after the tier's check,
+  // and an unknown id's 404, still before the body is read).
   const writeGate = {
     onRequest: async (request: FastifyRequest) => {
       requireTemplateTier(request.auth!.protocol.tier);
-      requireLiveKey(request.auth!.environment, 'Changing a template', 'production sends use its current version');
+      const { id } = request.params as { id?: string };
+      await requireTemplateWriter(deps, { protocolId: request.auth!.protocol.id, environment: request.auth!.environment }, id);
     },
   };
 
