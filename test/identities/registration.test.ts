@@ -373,6 +373,11 @@ describe('identity registration', () => {
       assertRefused(invalid, 400, 'VALIDATION_ERROR', /^phone cannot receive the verification code: the provider refused it for good \(Twilio 400: 21211/);
       assert.ok(!invalid.body.message.includes('5550000002'), 'the number is not echoed');
       assert.equal((await status(wallet.address)).body.registered, false);
+      // Of two codes, the one that went out keeps its places and the refused one gives them back.
+      const both = await post({ ...signed, email: 'sent@example.com', phone: '+15550000002' });
+      assert.equal(both.status, 400);
+      const places = await gw.herald.deps.db.query<{ subject: string }>('SELECT subject FROM identity_code_sends WHERE subject = $1', [`wallet:${wallet.address}`]);
+      assert.equal(places.length, 1, 'one place under the wallet: the email code that went out');
       const corrected = await post({ ...signed, email: 'somebody@example.com' });
       assert.equal(corrected.status, 201, 'the challenge was given back');
     } finally {

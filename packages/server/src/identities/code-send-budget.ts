@@ -25,7 +25,8 @@ const walletSubject = (wallet: string) => `wallet:${wallet}`;
  * limit already allows. Each 6-digit code gets 5 tries, so the limit per destination also bounds
  * guesses at 25 an hour. The count and the places taken are one transaction holding a lock per
  * limit, so registrations arriving together cannot all read the same count. Answers how to give
- * back the places of codes that did not go out.
+ * back the places of codes that did not go out (a process that dies before it sends keeps them
+ * taken until the hour is over: the limits err on the side of fewer codes).
  */
 export async function reserveCodeSends(db: Database, secrets: SecretBox, sends: CodeSend[], now: Date): Promise<(unsent: CodeSend[]) => Promise<void>> {
   if (sends.length === 0) return async () => {};
@@ -50,8 +51,9 @@ export async function reserveCodeSends(db: Database, secrets: SecretBox, sends: 
       throw new ApiError('RATE_LIMIT_EXCEEDED', `Too many verification codes sent to ${what}; retry after ${retryAfter}s`, { 'Retry-After': String(retryAfter) });
     }
     await tx.query('INSERT INTO identity_code_sends (subject, sent_at, reservation) SELECT unnest($1::text[]), $2, $3', [placesOf(secrets, sends), now, reservation]);
-    await tx.query('DELETE FROM identity_code_sends WHERE sent_at <= $1', [since]);
   });
+  // Out of the hour: forgotten outside the locks, so registrations for other limits never wait on it.
+  await db.query('DELETE FROM identity_code_sends WHERE sent_at <= $1', [since]);
   return async (unsent) => {
     if (unsent.length === 0) return;
     // One place per subject and code: a subject named twice (the wallet, for two codes) gives back two.

@@ -66,8 +66,11 @@ async function sendCodes(deps: RegistrationDeps, wallet: string, plans: Map<Code
     }
   } finally {
     // Codes that went out count against the limits, the registration going through or not; the
-    // places of the others are given back.
-    await giveBack(sends.filter((send) => !codes.has(send.channel)));
+    // places of the others are given back. A failure to give them back leaves them taken for the
+    // hour, and must not hide the answer this registration gets.
+    await giveBack(sends.filter((send) => !codes.has(send.channel))).catch((error: unknown) =>
+      deps.log.warn({ err: error, wallet }, 'verification code places not given back'),
+    );
   }
   return codes;
 }
