@@ -57,6 +57,7 @@ describe('admin API', () => {
       [{ name: 'Acme\u0085', tier: 1 }, /^name must be a name that is not blank/],
       [{ name: 'Acme\u202e', tier: 1 }, /^name must be a name that is not blank and holds no control or direction characters/],
       [{ name: '\u200b\u200d \ufeff', tier: 1 }, /^name must be a name that is not blank/],
+      [{ name: '\u00ad\u2800\u3164', tier: 1 }, /^name must be a name that is not blank/],
       [{ name: 'x', tier: 1, subscriptionExpiresAt: 'next year' }, /^subscriptionExpiresAt must be a valid date-time$/],
     ];
     const before = (await admin('GET', '/v1/admin/protocols')).body.total;

@@ -108,6 +108,7 @@ describe('POST /v1/notify', () => {
         ['body', '\u0008 \u2066'],
         ['body', '\u200b\u2060\ufeff \u3164'],
         ['subject', '\u200d'],
+        ['subject', '\u00ad\ufe0f\u2800'],
       ]) {
         const res = await send({ ...valid(), [field]: value }, p.apiKey);
         assert.equal(res.status, 400, `${field} ${JSON.stringify(value)}`);

@@ -5,6 +5,7 @@ import { listApiKeys, listProtocols } from '../account/protocol-store.js';
 import type { Deps } from '../deps.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
+import { VISIBLE_CHARACTER } from '../rendering/clean-text.js';
 import { changeProtocol, createKey, createProtocol, getProtocol, keyView, protocolView, revokeKey } from './protocol-admin.js';
 
 const Tier = Type.Integer({ minimum: 0, maximum: 3 });
@@ -13,7 +14,7 @@ const Name = Type.String({
   maxLength: 200,
   // Something visible (not only spaces or zero-width characters), and no control or bidi marks:
   // the name is shown to recipients, where a right-to-left override would disguise what follows.
-  pattern: '^(?=.*[^\\s\\u115F\\u1160\\u200B-\\u200F\\u2060-\\u2064\\u3164\\uFEFF\\uFFA0])[^\\u0000-\\u001F\\u007F-\\u009F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069]+$',
+  pattern: `^(?=.*${VISIBLE_CHARACTER})[^\\p{Cc}\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069]+$`,
   description: 'A name that is not blank and holds no control or direction characters (line breaks included)',
 });
 const Environment = Type.Union([Type.Literal('production'), Type.Literal('sandbox')]);

@@ -19,10 +19,13 @@ export function cleanSubject(subject: string): string {
 }
 
 /**
- * A character a reader sees: not white space, not a control or bidi mark (dropped above), not a
- * zero-width or filler character (U+200B–U+200F, U+2060–U+2064, U+FEFF, the Hangul fillers).
+ * A character a reader sees: not white space, not a control character, not one Unicode says a
+ * renderer may leave unseen (Default_Ignorable_Code_Point: zero-width and joiner characters,
+ * direction marks, the soft hyphen, variation selectors, tag characters, the Hangul fillers), nor
+ * the blank Braille pattern. As a pattern (source), for the schemas of names too.
  */
-const VISIBLE = /[^\s\u0000-\u001F\u007F-\u009F\u115F\u1160\u200B-\u200F\u202A-\u202E\u2060-\u2069\u3164\uFEFF\uFFA0]/;
+export const VISIBLE_CHARACTER = '[^\\s\\p{Cc}\\p{Default_Ignorable_Code_Point}\\u2800]';
+const VISIBLE = new RegExp(VISIBLE_CHARACTER, 'u');
 
 /** Whether the text shows anything at all; it stops at the first visible character. */
 export function hasVisibleText(text: string): boolean {
