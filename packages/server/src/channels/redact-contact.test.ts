@@ -21,6 +21,8 @@ describe('redactContact', () => {
     assert.equal(redactContact('malice and alice2 and alice.smith stay', 'email', 'alice@example.com'), 'malice and alice2 and alice.smith stay');
     // A name too short to identify anyone is left: it would mask common words.
     assert.equal(redactContact('bob is busy', 'email', 'bob@example.com'), 'bob is busy');
+    // So is a name that is a word of the server's own answer.
+    assert.equal(redactContact('550 5.1.1 Recipient address rejected: User unknown', 'email', 'user@example.com'), '550 5.1.1 Recipient address rejected: User unknown');
   });
 
   it('masks phone numbers however Twilio formats them, but not ids', () => {

@@ -27,12 +27,18 @@ function recipientNumber(to: string): RegExp | undefined {
 const IDENTIFYING_MAILBOX = 4;
 
 /**
+ * Words SMTP servers write in their own answers ("User unknown", "Recipient address rejected"): a
+ * mailbox of that name is not looked for alone, which would mask the reason and identify no one.
+ */
+const SMTP_WORDS = new Set(['user', 'address', 'mailbox', 'recipient', 'account', 'unknown', 'rejected', 'denied', 'domain', 'relay', 'mail', 'email', 'message', 'quota', 'storage', 'later', 'blocked', 'sender', 'postmaster', 'service']);
+
+/**
  * The recipient's mailbox name (before the `@`) standing alone, in any case: a server may quote it
  * without its domain ("mailbox alice.smith unknown", "alice.smith at example.com").
  */
 function recipientMailbox(to: string): RegExp | undefined {
   const mailbox = to.slice(0, to.lastIndexOf('@'));
-  if (mailbox.length < IDENTIFYING_MAILBOX) return undefined;
+  if (mailbox.length < IDENTIFYING_MAILBOX || SMTP_WORDS.has(mailbox.toLowerCase())) return undefined;
   const literal = mailbox.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(`(?<![\\w.+-])${literal}(?![\\w+-]|\\.\\w)`, 'gi');
 }
