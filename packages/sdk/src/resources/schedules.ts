@@ -120,7 +120,8 @@ export class Schedules {
   }
 
   /**
-   * Cancels a schedule: it never fires again. `cancelled` is false when it had already ended.
+   * Cancels a schedule: it never fires again. `cancelled` is false when it had already ended. A
+   * sandbox key cancels sandbox schedules only (403 `FORBIDDEN` for a production one).
    * @example const { cancelled } = await herald.schedules.cancel('sched_01J…');
    */
   cancel(id: string, options?: RequestOptions): Promise<{ cancelled: boolean }> {

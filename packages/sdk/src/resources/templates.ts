@@ -68,7 +68,10 @@ export interface TemplateVersion {
 const templatePath = (id: string) => `/v1/templates/email/${encodeURIComponent(id)}`;
 const versionPath = (id: string, version: number) => `${templatePath(id)}/versions/${encodeURIComponent(String(version))}`;
 
-/** Email templates, versioned; Growth tier and above (others get 403 `TIER_REQUIRED`). */
+/**
+ * Email templates, versioned; Growth tier and above (others get 403 `TIER_REQUIRED`). Live sends
+ * render them, so `create`, `update`, `delete` and `restoreVersion` need a live key (403 `FORBIDDEN`).
+ */
 export class Templates {
   constructor(private readonly core: RequestCore) {}
 

@@ -96,7 +96,11 @@ export interface WebhookDeliveryList {
 
 const webhookPath = (id: string) => `/v1/webhooks/${encodeURIComponent(id)}`;
 
-/** Webhook endpoints: where Herald posts signed delivery, receipt and quota events. */
+/**
+ * Webhook endpoints: where Herald posts signed delivery, receipt and quota events. Endpoints receive
+ * both environments' events, so `create`, `update`, `delete` and `rotateSecret` need a live key (a
+ * sandbox key gets 403 `FORBIDDEN`).
+ */
 export class Webhooks {
   constructor(private readonly core: RequestCore) {}
 
