@@ -151,7 +151,9 @@ describe('database outage (PostgreSQL behind a TCP proxy that is cut)', { skip: 
       ).catch(statusCounts);
       const figures = ledger.summary();
       const late503 = load.unavailableAt.filter((at) => at > restoredAt + 2000);
-      const early503 = load.unavailableAt.filter((at) => at < cutAt - 500);
+      // Judged by when the answer came: on a loaded machine a request sent a second before the cut
+      // can still be waiting when it happens, and its 503 is then right.
+      const early503 = load.unavailableAnsweredAt.filter((at) => at < cutAt - 100);
 
       t.diagnostic(
         `database-outage figures: ${JSON.stringify({

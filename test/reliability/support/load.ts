@@ -34,8 +34,10 @@ export interface LoadReport {
   timeouts: number;
   networkErrors: number;
   maxLatencyMs: number;
-  /** When (ms since start) each 503 came, to check they fall inside the outage. */
+  /** When (ms since start) each request answered 503 was sent, to check they fall inside the outage. */
   unavailableAt: number[];
+  /** When (ms since start) each 503 answer came: a slow request sent before an outage is answered in it. */
+  unavailableAnsweredAt: number[];
   elapsedMs: number;
 }
 
@@ -86,7 +88,7 @@ export async function resendWithKeys(options: LoadOptions, seqs: number[]): Prom
 
 export async function generateLoad(options: LoadOptions): Promise<LoadReport> {
   const sizes = options.sizes ?? [1, 5, 20];
-  const report: LoadReport = { requests: 0, byStatus: {}, badErrorBodies: [], timeouts: 0, networkErrors: 0, maxLatencyMs: 0, unavailableAt: [], elapsedMs: 0 };
+  const report: LoadReport = { requests: 0, byStatus: {}, badErrorBodies: [], timeouts: 0, networkErrors: 0, maxLatencyMs: 0, unavailableAt: [], unavailableAnsweredAt: [], elapsedMs: 0 };
   const started = Date.now();
   let nextSeq = 0;
   let turn = 0;
@@ -115,7 +117,10 @@ export async function generateLoad(options: LoadOptions): Promise<LoadReport> {
       report.maxLatencyMs = Math.max(report.maxLatencyMs, Date.now() - sentAt);
     }
     report.byStatus[status] = (report.byStatus[status] ?? 0) + 1;
-    if (status === 503) report.unavailableAt.push(sentAt - started);
+    if (status === 503) {
+      report.unavailableAt.push(sentAt - started);
+      report.unavailableAnsweredAt.push(Date.now() - started);
+    }
     // A 5xx can come after the commit (the connection dropped before the answer): maybe accepted.
     if (status >= 500) for (const seq of seqs) options.ledger.unacknowledged.add(seq);
     if (status !== 202) {
