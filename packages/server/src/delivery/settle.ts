@@ -1,3 +1,4 @@
+import type { Environment } from '../auth/api-keys.js';
 import type { Channel, SendOutcome } from '../channels/provider.js';
 import { notificationEventData, type NotificationEventType } from '../webhooks/event-payloads.js';
 import { nextAttemptAt, type RetryPolicy } from './retry-policy.js';
@@ -12,7 +13,7 @@ export interface ClaimedNotification {
   fallback_channel: Channel | null;
   /** Attempts including the one just claimed; with fallback_channel, the claim's fencing token. */
   attempts: number;
-  environment: 'production' | 'sandbox';
+  environment: Environment;
 }
 
 export interface Settlement {

@@ -5,8 +5,9 @@ import { tierOf } from '../tiers.js';
 /**
  * What a message must hold before anything is stored or charged: a body within the tier's size,
  * and a subject and a body with something to show: not only spaces, control characters (which are
- * dropped) and zero-width characters. A blank message could not be delivered: Telegram and Twilio refuse empty text, and the email
- * would go without a subject. `field` names a field as the request wrote it (`notifications[2].body`).
+ * dropped) and zero-width characters. A blank message could not be delivered: Telegram and Twilio
+ * refuse empty text, and the email would go without a subject. `field` names a field as the request
+ * wrote it (`notifications[2].body`).
  */
 export function checkContent(tierNumber: number, item: { subject: string; body: string }, field: (name: string) => string = (name) => name): void {
   const tier = tierOf(tierNumber);

@@ -123,7 +123,7 @@ export async function confirmReceipts(
     [proven.map((p) => p.notificationId), proven.map((p) => JSON.stringify(p.proof)), proven.map((p) => JSON.stringify(p.publicSignals)), batch.id],
   );
   await tx.query('UPDATE receipt_batches SET verification_key_id = COALESCE(verification_key_id, $2) WHERE id = $1', [batch.id, batch.verificationKeyId]);
-  const confirmed = await tx.query<{ id: string; protocol_id: string; wallet: string; channel: string; delivered_at: Date; environment: 'production' | 'sandbox' }>(
+  const confirmed = await tx.query<{ id: string; protocol_id: string; wallet: string; channel: string; delivered_at: Date; environment: Environment }>(
     `UPDATE notifications SET receipt_status = 'confirmed', receipt_tx = $2, receipt_failure_reason = NULL, updated_at = $3
      WHERE id = ANY($1::text[]) AND receipt_status = 'pending'
      RETURNING id, protocol_id, wallet, COALESCE(fallback_channel, channel) AS channel, delivered_at, environment`,

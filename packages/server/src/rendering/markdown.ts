@@ -88,7 +88,7 @@ function styleTokens(tokens: Token[]): void {
 
 /**
  * Whether the link opened at `open` shows nothing: no tokens before its close, or only emphasis
- * marks, line breaks and text with nothing visible (`[ ](…)`, `[** **](…)`). The tokens are read,
+ * marks, line breaks and text with nothing visible (`[ ](…)`, `[*\u200b*](…)`). The tokens are read,
  * not changed: the same tree renders the Telegram and SMS texts.
  */
 function blankLabel(tokens: Token[], open: number): boolean {

@@ -26,7 +26,8 @@ const telegramDialect: TextDialect = {
     if (!isHttpUrl(href)) return escapeTelegramText(describeLink(unescapeTelegram(inner), href, auto));
     // A linked image is a link itself: its tag goes, its text stays.
     const label = inner.replace(/<\/?code>|<a href="[^"]*">|<\/a>/g, '');
-    return `<a href="${escapeHtml(href)}">${hasVisibleText(unescapeTelegram(label.replace(/<[^>]*>/g, ''))) ? label : escapeTelegramText(href)}</a>`;
+    // Escaping turns visible characters into visible ones: the label's text can be judged as it is.
+    return `<a href="${escapeHtml(href)}">${hasVisibleText(label.replace(/<[^>]*>/g, '')) ? label : escapeTelegramText(href)}</a>`;
   },
   image: (alt, src) =>
     /^https:\/\//i.test(src) ? `<a href="${escapeHtml(src)}">${escapeTelegramText(alt || src)}</a>` : escapeTelegramText(alt),

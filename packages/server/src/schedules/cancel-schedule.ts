@@ -1,4 +1,4 @@
-import { requireLiveKey } from '../auth/live-key.js';
+import { requireLiveKey, type KeyHolder } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { cancelPending, findSchedule } from './schedule-store.js';
@@ -10,7 +10,7 @@ import { cancelPending, findSchedule } from './schedule-store.js';
  * Another protocol's schedule answers 404 exactly like an unknown id; a sandbox key's cancel of a
  * production schedule answers 403.
  */
-export async function cancelSchedule(deps: Deps, sender: { protocolId: string; environment: string }, id: string): Promise<{ cancelled: boolean }> {
+export async function cancelSchedule(deps: Deps, sender: KeyHolder, id: string): Promise<{ cancelled: boolean }> {
   const { protocolId } = sender;
   if (sender.environment !== 'production') {
     // A schedule's environment never changes: a sandbox key may cancel its own, not a live one.

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { keyHolderOf } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import { creationKeyOf, IdempotencyKeyHeaders, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
 import { methodNotAllowed } from '../http/errors.js';
@@ -94,7 +95,7 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
         response: { 200: Type.Object({ cancelled: Type.Boolean() }), ...errorResponses(401, 403, 404, 429) },
       },
     },
-    async (request) => cancelSchedule(deps, { protocolId: request.auth!.protocol.id, environment: request.auth!.environment }, request.params.id),
+    async (request) => cancelSchedule(deps, keyHolderOf(request), request.params.id),
   );
 
   // /v1/schedule/cron is a path of its own (POST only) that GET and DELETE /v1/schedule/:id would

@@ -160,7 +160,8 @@ export function placeholderPaths(sources: TemplateSources): string[] {
     }
   }
   // A field of a condition's value (`{{#if user}}{{user.name}}`) would make the condition true.
-  return [...paths].filter((path) => ![...conditions].some((condition) => path === condition || path.startsWith(`${condition}.`)));
+  const fieldsOfConditions = [...conditions].map((condition) => `${condition}.`);
+  return [...paths].filter((path) => !conditions.has(path) && !fieldsOfConditions.some((prefix) => path.startsWith(prefix)));
 }
 
 interface CompiledSource {

@@ -1,4 +1,4 @@
-import { requireLiveKey } from '../auth/live-key.js';
+import { requireLiveKey, type KeyHolder } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
@@ -63,7 +63,7 @@ const notFound = (id: string) => new ApiError('TEMPLATE_NOT_FOUND', `Template ${
  * restores templates (403 for a sandbox key); an unknown or another protocol's id is a 404 first,
  * as on every route that takes an id.
  */
-export async function requireTemplateWriter(deps: Db, sender: { protocolId: string; environment: string }, id?: string): Promise<void> {
+export async function requireTemplateWriter(deps: Db, sender: KeyHolder, id?: string): Promise<void> {
   if (sender.environment === 'production') return;
   if (id !== undefined && !(await findTemplate(deps.db, sender.protocolId, id))) throw notFound(id);
   requireLiveKey(sender.environment, 'Changing a template', 'production sends use its current version');

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { keyHolderOf } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
@@ -39,7 +40,7 @@ export function templateRoutes(app: FastifyInstance, deps: Deps): void {
     onRequest: async (request: FastifyRequest) => {
       requireTemplateTier(request.auth!.protocol.tier);
       const { id } = request.params as { id?: string };
-      await requireTemplateWriter(deps, { protocolId: request.auth!.protocol.id, environment: request.auth!.environment }, id);
+      await requireTemplateWriter(deps, keyHolderOf(request), id);
     },
   };
 

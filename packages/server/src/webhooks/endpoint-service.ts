@@ -1,4 +1,4 @@
-import { requireLiveKey } from '../auth/live-key.js';
+import { requireLiveKey, type KeyHolder } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import type { EventType } from '../events/record-event.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
@@ -66,7 +66,7 @@ export async function requireEndpoint(deps: Deps, protocolId: string, id: string
 /** Registers an endpoint within the tier's cap; the answer carries the secret, the only time it is shown. */
 export async function createEndpoint(
   deps: Deps,
-  sender: EndpointSender & { tier: number },
+  sender: KeyHolder & { tier: number },
   input: { url: string; events: EventType[]; isActive?: boolean },
 ): Promise<EndpointView & { secret: string }> {
   await requireLiveSender(deps, sender, 'Registering a webhook endpoint');
@@ -99,7 +99,7 @@ export async function listEndpointViews(deps: Deps, protocolId: string): Promise
 
 export async function changeEndpoint(
   deps: Deps,
-  sender: EndpointSender,
+  sender: KeyHolder,
   id: string,
   changes: { url?: string; events?: EventType[]; isActive?: boolean },
 ): Promise<EndpointView> {
@@ -127,19 +127,13 @@ export async function endpointDetail(deps: Deps, protocolId: string, id: string)
 
 const previousExpiry = (row: EndpointRow, now: Date) => previousSecretExpiry(row, now)?.toISOString() ?? null;
 
-/** Who asks for a change of endpoints: the protocol, and the environment of the key it used. */
-export interface EndpointSender {
-  protocolId: string;
-  environment: string;
-}
-
 /**
  * Endpoints serve both environments, so where production events go and how they are signed is
  * changed with a live key only: a test key, often kept in less guarded places, must not register,
  * re-point, delete or re-key an endpoint that receives them (403). Another protocol's or an unknown
  * id is a 404 first.
  */
-async function requireLiveSender(deps: Deps, sender: EndpointSender, doing: string, id?: string): Promise<void> {
+async function requireLiveSender(deps: Deps, sender: KeyHolder, doing: string, id?: string): Promise<void> {
   if (sender.environment === 'production') return;
   if (id !== undefined) await requireEndpoint(deps, sender.protocolId, id);
   requireLiveKey(sender.environment, doing, 'webhook endpoints also receive production events');
@@ -152,7 +146,7 @@ async function requireLiveSender(deps: Deps, sender: EndpointSender, doing: stri
  */
 export async function rotateSecret(
   deps: Deps,
-  sender: EndpointSender,
+  sender: KeyHolder,
   id: string,
   input: { previousSecretExpiresInSeconds?: number } | undefined,
 ): Promise<EndpointView & { secret: string; previousSecretExpiresAt: string | null }> {
@@ -171,7 +165,7 @@ export async function rotateSecret(
 }
 
 /** Deletes the endpoint with its delivery log. */
-export async function removeEndpoint(deps: Deps, sender: EndpointSender, id: string): Promise<void> {
+export async function removeEndpoint(deps: Deps, sender: KeyHolder, id: string): Promise<void> {
   await requireLiveSender(deps, sender, 'Deleting a webhook endpoint', id);
   if (!(await deleteEndpoint(deps.db, sender.protocolId, id))) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
 }

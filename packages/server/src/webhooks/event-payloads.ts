@@ -1,3 +1,4 @@
+import type { Environment } from '../auth/api-keys.js';
 import type { EventType } from '../events/record-event.js';
 
 export type NotificationEventType = 'notification.delivered' | 'notification.bounced' | 'notification.failed';
@@ -14,7 +15,7 @@ export interface NotificationOutcome {
   /** Delivery attempts made, for bounced and failed messages. */
   attempts?: number;
   /** The key's environment the notification was sent with: endpoints receive both. */
-  environment: 'production' | 'sandbox';
+  environment: Environment;
 }
 
 /**
@@ -49,7 +50,7 @@ export function receiptConfirmedEventData(receipt: {
   deliveredAt: Date;
   receiptTx: string;
   confirmedAt: Date;
-  environment: 'production' | 'sandbox';
+  environment: Environment;
 }): Record<string, unknown> {
   return {
     ...notificationEventData('notification.delivered', receipt),

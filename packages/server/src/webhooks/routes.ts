@@ -1,9 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { keyHolderOf } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import { errorResponses } from '../http/schemas.js';
-import { changeEndpoint, createEndpoint, endpointDetail, listEndpointViews, removeEndpoint, requireEndpoint, rotateSecret, type EndpointSender } from './endpoint-service.js';
+import { changeEndpoint, createEndpoint, endpointDetail, listEndpointViews, removeEndpoint, requireEndpoint, rotateSecret } from './endpoint-service.js';
 import { CreatedWebhook, CreateWebhookBody, RotatedWebhook, RotateSecretBody, UpdateWebhookBody, WebhookDetail, WebhookParams, WebhookView } from './schemas.js';
 import { sendTestEvent } from './send-test-event.js';
 import { WebhookSender } from './webhook-sender.js';
@@ -15,10 +16,6 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const sender = new WebhookSender({ allowPrivate: deps.config.allowPrivateWebhooks, timeoutMs: deps.config.webhookTimeoutMs, now: deps.now });
   app.addHook('onClose', async () => sender.close());
-  const keyOf = (request: FastifyRequest): EndpointSender => ({
-    protocolId: request.auth!.protocol.id,
-    environment: request.auth!.environment,
-  });
 
   api.post(
     '/v1/webhooks',
@@ -31,7 +28,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
       },
     },
     async (request, reply) =>
-      reply.code(201).header('cache-control', 'no-store').send(await createEndpoint(deps, { ...keyOf(request), tier: request.auth!.protocol.tier }, request.body)),
+      reply.code(201).header('cache-control', 'no-store').send(await createEndpoint(deps, { ...keyHolderOf(request), tier: request.auth!.protocol.tier }, request.body)),
   );
 
   api.get(
@@ -68,7 +65,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         response: { 200: RotatedWebhook, ...errorResponses(400, 401, 403, 404, 415, 429) },
       },
     },
-    async (request, reply) => reply.header('cache-control', 'no-store').send(await rotateSecret(deps, keyOf(request), request.params.id, request.body)),
+    async (request, reply) => reply.header('cache-control', 'no-store').send(await rotateSecret(deps, keyHolderOf(request), request.params.id, request.body)),
   );
 
   api.patch(
@@ -82,7 +79,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
         response: { 200: WebhookView, ...errorResponses(400, 401, 403, 404, 415, 429) },
       },
     },
-    async (request) => changeEndpoint(deps, keyOf(request), request.params.id, request.body),
+    async (request) => changeEndpoint(deps, keyHolderOf(request), request.params.id, request.body),
   );
 
   api.post(
@@ -109,7 +106,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      await removeEndpoint(deps, keyOf(request), request.params.id);
+      await removeEndpoint(deps, keyHolderOf(request), request.params.id);
       return reply.code(204).send(null);
     },
   );

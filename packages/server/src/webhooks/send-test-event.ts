@@ -1,3 +1,4 @@
+import type { Environment } from '../auth/api-keys.js';
 import type { Deps } from '../deps.js';
 import { recordEvent } from '../events/record-event.js';
 import { newId } from '../ids.js';
@@ -17,7 +18,7 @@ export const TEST_WALLET = '11111111111111111111111111111111';
  * (visible in the delivery log, replayable) but never fanned out nor retried on their own; the
  * endpoint's failure streak is left alone. Answers whether the receiver answered 2xx in time.
  */
-export async function sendTestEvent(deps: Deps, sender: WebhookSender, endpoint: EndpointRow, environment: 'production' | 'sandbox'): Promise<{ sent: boolean }> {
+export async function sendTestEvent(deps: Deps, sender: WebhookSender, endpoint: EndpointRow, environment: Environment): Promise<{ sent: boolean }> {
   const now = deps.now();
   const deliveryId = newId.webhookDelivery();
   const lease = new Date(now.getTime() + sender.options.timeoutMs + 60_000);
