@@ -116,6 +116,35 @@ describe('estimatedDeliveryMs', () => {
     }
   });
 
+  it('answers a broadcast on an idle gateway from the queue as it is now, not as last sampled', async () => {
+    let clock = Date.now();
+    const db = gw.herald.deps.db;
+    const served = gw.herald.deps.estimator;
+    // The real estimator on a clock the test moves, with a generous bound on the wait for a sample.
+    const estimator = new DeliveryEstimator(db, () => clock, 10_000);
+    gw.herald.deps.estimator = estimator;
+    const caster = await gw.createProtocol({ tier: 3 });
+    const subscriber = await registeredWallet(gw.url, { phone: '+15555550177' });
+    const subscribed = await call(gw.url, caster.apiKey, 'POST', '/v1/subscriptions', { walletAddress: subscriber, channels: ['sms'] });
+    assert.equal(subscribed.status, 201, JSON.stringify(subscribed.body));
+    try {
+      await queueSms(caster.id, 'busy', 5000, '1 day');
+      await estimator.sample();
+      assert.ok(estimator.estimate('sms') > 100_000, 'the 5,000 queued messages were counted');
+      await db.query("DELETE FROM notifications WHERE id LIKE 'busy%'");
+      clock += 60_000; // a quiet minute: the last sample still shows the drained queue
+
+      const res = await call(gw.url, caster.apiKey, 'POST', '/v1/broadcast', { subject: 'Upgrade', body: 'Tonight.', category: 'governance' });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      assert.equal(res.body.queued_count, 1);
+      assert.ok(res.body.estimated_delivery_s >= 1 && res.body.estimated_delivery_s <= 5, `estimated_delivery_s ${res.body.estimated_delivery_s}`);
+    } finally {
+      gw.herald.deps.estimator = served;
+      // the broadcast's own message too, which no worker delivers here
+      await db.query('DELETE FROM notifications WHERE protocol_id = $1', [caster.id]);
+    }
+  });
+
   it('learns no lower rate from a window whose only queued messages wait for a later retry', async () => {
     let clock = Date.now();
     const db = gw.herald.deps.db;

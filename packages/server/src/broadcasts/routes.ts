@@ -80,6 +80,9 @@ export function broadcastRoutes(app: FastifyInstance, deps: Deps): void {
     async (request, reply) => {
       const { protocol, environment } = request.auth!;
       const key = creationKeyOf(request, 'POST /v1/broadcast', BROADCAST_FIELDS);
+      // As the send routes: an idle gateway's last queue sample may be long out of date.
+      const sampling = deps.estimator.fresh();
+      if (sampling) await sampling;
       const { result, replayed } = await sendBroadcast(deps, { protocol, environment }, request.body, key);
       if (replayed) reply.header(REPLAYED_HEADER, 'true');
       return reply.code(202).send(result);
