@@ -126,8 +126,9 @@ describe('SDK resources against a live gateway: exact field names', () => {
     const challenge = await client.identities.challenge({ wallet: holder.address });
     assert.deepEqual(keys(challenge), ['expiresAt', 'message', 'nonce']);
     const registered = await client.identities.register({ wallet: holder.address, nonce: challenge.nonce, signature: holder.sign(challenge.message), email: 'me@example.com' });
-    assert.deepEqual(keys(registered), ['channels', 'registered', 'telegramLink', 'telegramLinkExpiresAt', 'wallet']);
+    assert.deepEqual(keys(registered), ['awaitingVerification', 'channels', 'registered', 'telegramLink', 'telegramLinkExpiresAt', 'wallet']);
     assert.deepEqual(registered.channels, { email: 'pending', telegram: 'none', sms: 'none' });
+    assert.deepEqual(registered.awaitingVerification, ['email']);
     const verified = await client.identities.verify({ wallet: holder.address, channel: 'email', code: await lastCode(gw, holder.address, 'email') });
     assert.deepEqual(verified, { wallet: holder.address, channel: 'email', verified: true });
     assert.deepEqual(await herald.wallets.status(holder.address), { registered: true, channels: ['email'] });

@@ -74,6 +74,7 @@ describe('identity registration', () => {
     assert.equal(res.body.wallet, wallet.address);
     assert.equal(res.body.registered, true);
     assert.deepEqual(res.body.channels, { email: 'pending', telegram: 'none', sms: 'pending' });
+    assert.deepEqual(res.body.awaitingVerification, ['email', 'sms']);
     assert.match(res.body.telegramLink, /^https:\/\/t\.me\/HeraldNotifyBot\?start=[A-Za-z0-9_-]{32}$/);
     const linkTtl = Date.parse(res.body.telegramLinkExpiresAt) - started;
     assert.ok(linkTtl >= 10 * 60_000 - 50 && linkTtl <= 10 * 60_000 + 1000, `link ttl ${linkTtl}`);
@@ -299,28 +300,60 @@ describe('identity registration', () => {
     assert.equal((await status(wallet.address)).body.registered, false);
   });
 
-  it('updates contacts on re-registration: unchanged stays verified, changed must be verified again, null removes', async () => {
+  it('updates contacts on re-registration: unchanged stays verified, a replacement serves once verified, null removes', async () => {
     const wallet = newWallet();
     await register(gw, wallet, { email: 'old@example.com', phone: '+447700900123' });
     await verify(gw, wallet.address, 'email', await lastCode(gw, wallet.address, 'email'));
     await verify(gw, wallet.address, 'sms', await lastCode(gw, wallet.address, 'sms'));
     const count = async () =>
       (await gw.herald.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM captured_messages WHERE wallet = $1', [wallet.address]))[0].n;
+    const contacts = () =>
+      import('../../packages/server/src/identities/identity-store.js').then((m) => m.loadContacts(gw.herald.deps.db, gw.herald.deps.secrets, wallet.address));
     const sent = await count();
 
     const same = await register(gw, wallet, { email: 'old@example.com' });
     assert.deepEqual(same.body.channels, { email: 'verified', telegram: 'none', sms: 'verified' });
+    assert.deepEqual(same.body.awaitingVerification, []);
     assert.equal(await count(), sent, 'no code is sent for an unchanged, verified contact');
 
+    // A new address for a verified one: the old keeps carrying messages until the new is verified.
     const changed = await register(gw, wallet, { email: 'new@example.com', phone: null });
-    assert.deepEqual(changed.body.channels, { email: 'pending', telegram: 'none', sms: 'none' });
-    assert.deepEqual((await status(wallet.address)).body, { registered: true, channels: [] });
-    const contacts = await import('../../packages/server/src/identities/identity-store.js').then((m) =>
-      m.loadContacts(gw.herald.deps.db, gw.herald.deps.secrets, wallet.address),
-    );
-    assert.deepEqual(contacts, {}, 'unverified contacts are not handed to the delivery worker');
-    assert.equal((await verify(gw, wallet.address, 'email', await lastCode(gw, wallet.address, 'email'))).status, 200);
+    assert.equal(changed.status, 201, JSON.stringify(changed.body));
+    assert.deepEqual(changed.body.channels, { email: 'verified', telegram: 'none', sms: 'none' });
+    assert.deepEqual(changed.body.awaitingVerification, ['email']);
     assert.deepEqual((await status(wallet.address)).body, { registered: true, channels: ['email'] });
+    assert.deepEqual(await contacts(), { email: 'old@example.com' }, 'the verified address still serves; the removed number does not');
+    const [row] = await gw.herald.deps.db.query<{ email_pending_enc: string }>('SELECT email_pending_enc FROM identities WHERE wallet = $1', [wallet.address]);
+    assert.equal(gw.herald.deps.secrets.decrypt(row.email_pending_enc), 'new@example.com', 'the replacement waits, encrypted');
+    assert.equal(await count(), sent + 1, 'one code, for the new address');
+
+    // Giving the old address again withdraws the replacement, and its code dies.
+    const newCode = await lastCode(gw, wallet.address, 'email');
+    const back = await register(gw, wallet, { email: 'old@example.com' });
+    assert.deepEqual(back.body.awaitingVerification, []);
+    assert.equal((await verify(gw, wallet.address, 'email', newCode)).status, 400);
+    assert.deepEqual(await contacts(), { email: 'old@example.com' });
+
+    // Verifying the replacement's code puts it in the old one's place.
+    await register(gw, wallet, { email: 'newer@example.com' });
+    assert.equal((await verify(gw, wallet.address, 'email', await lastCode(gw, wallet.address, 'email'))).status, 200);
+    assert.deepEqual(await contacts(), { email: 'newer@example.com' });
+    assert.deepEqual((await status(wallet.address)).body, { registered: true, channels: ['email'] });
+    const after = await register(gw, wallet, {});
+    assert.deepEqual([after.body.channels.email, after.body.awaitingVerification], ['verified', []]);
+
+    // An unverified contact is simply replaced, and carries nothing until verified.
+    await register(gw, wallet, { phone: '+447700900124' });
+    const replaced = await register(gw, wallet, { phone: '+447700900125' });
+    assert.deepEqual([replaced.body.channels.sms, replaced.body.awaitingVerification], ['pending', ['sms']]);
+    assert.deepEqual(await contacts(), { email: 'newer@example.com' }, 'unverified contacts are not handed to the delivery worker');
+
+    // null removes a verified contact and its replacement in waiting.
+    await register(gw, wallet, { email: 'newest@example.com' });
+    const removed = await register(gw, wallet, { email: null });
+    assert.deepEqual([removed.body.channels.email, removed.body.awaitingVerification], ['none', ['sms']]);
+    assert.deepEqual((await status(wallet.address)).body, { registered: true, channels: [] });
+    assert.equal((await verify(gw, wallet.address, 'email', await lastCode(gw, wallet.address, 'email'))).status, 400);
   });
 
   it('changes nothing when a code cannot be sent, and the same challenge works once the provider is back', async () => {

@@ -28,6 +28,11 @@ export interface RegisteredIdentity {
   wallet: string;
   registered: true;
   channels: { email: ChannelState; telegram: ChannelState; sms: ChannelState };
+  /**
+   * Contacts waiting for their code: new ones (`pending` in `channels`), and replacements of
+   * verified ones, which keep carrying messages (and read `verified`) until the new one is verified.
+   */
+  awaitingVerification: ('email' | 'sms')[];
   /** Opening it links a Telegram chat; single use. */
   telegramLink: string;
   telegramLinkExpiresAt: string;

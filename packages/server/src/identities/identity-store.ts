@@ -14,13 +14,25 @@ export interface IdentityRow {
   phone_verified_at: Date | null;
   telegram_chat_enc: string | null;
   telegram_linked_at: Date | null;
+  /** A replacement of a verified email or phone, waiting for its code; the verified one still serves. */
+  email_pending_enc: string | null;
+  phone_pending_enc: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
 export type IdentityFields = Partial<Omit<IdentityRow, 'wallet' | 'created_at' | 'updated_at'>>;
 
-const FIELD_COLUMNS = ['email_enc', 'email_verified_at', 'phone_enc', 'phone_verified_at', 'telegram_chat_enc', 'telegram_linked_at'] as const;
+const FIELD_COLUMNS = [
+  'email_enc',
+  'email_verified_at',
+  'email_pending_enc',
+  'phone_enc',
+  'phone_verified_at',
+  'phone_pending_enc',
+  'telegram_chat_enc',
+  'telegram_linked_at',
+] as const;
 type FieldColumn = (typeof FIELD_COLUMNS)[number];
 
 export async function findIdentity(db: Queryable, wallet: string, forUpdate = false): Promise<IdentityRow | undefined> {
@@ -44,13 +56,17 @@ export async function saveIdentity(db: Queryable, wallet: string, fields: Identi
   return row;
 }
 
-/** Sets the verified time of a contact that is still present; false when it is gone. */
+/**
+ * Marks the contact waiting for its code verified: the replacement when one waits (it takes the
+ * old value's place), otherwise the contact itself. False when there is none any more.
+ */
 export async function markContactVerified(db: Queryable, wallet: string, channel: 'email' | 'sms', now: Date): Promise<boolean> {
-  const [enc, at] = channel === 'email' ? ['email_enc', 'email_verified_at'] : ['phone_enc', 'phone_verified_at'];
-  const rows = await db.query(`UPDATE identities SET ${at} = $2, updated_at = $2 WHERE wallet = $1 AND ${enc} IS NOT NULL RETURNING wallet`, [
-    wallet,
-    now,
-  ]);
+  const [enc, at, pending] = channel === 'email' ? ['email_enc', 'email_verified_at', 'email_pending_enc'] : ['phone_enc', 'phone_verified_at', 'phone_pending_enc'];
+  const rows = await db.query(
+    `UPDATE identities SET ${enc} = coalesce(${pending}, ${enc}), ${pending} = NULL, ${at} = $2, updated_at = $2
+     WHERE wallet = $1 AND coalesce(${pending}, ${enc}) IS NOT NULL RETURNING wallet`,
+    [wallet, now],
+  );
   return rows.length === 1;
 }
 

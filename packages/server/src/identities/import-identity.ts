@@ -11,7 +11,8 @@ export interface ImportedIdentity {
 
 /**
  * The operator's import of contacts verified elsewhere: given contacts are stored as verified,
- * null removes one, omitted ones are left as they are. Pending codes of touched channels die.
+ * null removes one, omitted ones are left as they are. Pending codes and replacements of touched
+ * channels die.
  */
 export async function importIdentity(deps: Pick<Deps, 'db' | 'secrets' | 'now'>, input: ImportedIdentity) {
   const now = deps.now();
@@ -20,8 +21,10 @@ export async function importIdentity(deps: Pick<Deps, 'db' | 'secrets' | 'now'>,
   const fields: IdentityFields = {
     email_enc: seal(input.email),
     email_verified_at: at(input.email),
+    email_pending_enc: input.email === undefined ? undefined : null,
     phone_enc: seal(input.phone),
     phone_verified_at: at(input.phone),
+    phone_pending_enc: input.phone === undefined ? undefined : null,
     telegram_chat_enc: seal(input.telegramChatId),
     telegram_linked_at: at(input.telegramChatId),
   };

@@ -21,8 +21,8 @@ export type ChannelState = 'verified' | 'pending' | 'none';
 type RegistrationDeps = Pick<Deps, 'db' | 'secrets' | 'channels' | 'config' | 'now' | 'log'>;
 
 const CONTACTS = [
-  { channel: 'email', enc: 'email_enc', at: 'email_verified_at' },
-  { channel: 'sms', enc: 'phone_enc', at: 'phone_verified_at' },
+  { channel: 'email', enc: 'email_enc', at: 'email_verified_at', replacement: 'email_pending_enc' },
+  { channel: 'sms', enc: 'phone_enc', at: 'phone_verified_at', replacement: 'phone_pending_enc' },
 ] as const;
 
 export function channelStates(row: IdentityRow): Record<'email' | 'telegram' | 'sms', ChannelState> {
@@ -32,6 +32,11 @@ export function channelStates(row: IdentityRow): Record<'email' | 'telegram' | '
     telegram: row.telegram_chat_enc && row.telegram_linked_at ? 'verified' : 'none',
     sms: state(row.phone_enc, row.phone_verified_at),
   };
+}
+
+/** The contacts a code is awaited for: unverified ones, and replacements of verified ones. */
+export function awaitingVerification(row: IdentityRow): CodeChannel[] {
+  return CONTACTS.filter(({ enc, at, replacement }) => row[replacement] || (row[enc] && !row[at])).map(({ channel }) => channel);
 }
 
 function planContacts(deps: RegistrationDeps, stored: IdentityRow | undefined, input: Registration): Map<CodeChannel, ContactPlan> {
@@ -45,7 +50,7 @@ function planContacts(deps: RegistrationDeps, stored: IdentityRow | undefined, i
 
 async function sendCodes(deps: RegistrationDeps, wallet: string, plans: Map<CodeChannel, ContactPlan>, now: Date): Promise<Map<CodeChannel, string>> {
   const codes = new Map<CodeChannel, string>();
-  const sends = [...plans].filter(([, plan]) => plan.sendCode).map(([channel, plan]) => ({ wallet, channel, to: plan.value! }));
+  const sends = [...plans].flatMap(([channel, plan]) => (plan.sendCodeTo ? [{ wallet, channel, to: plan.sendCodeTo }] : []));
   const giveBack = await reserveCodeSends(deps.db, deps.secrets, sends, now);
   try {
     for (const send of sends) {
@@ -91,16 +96,20 @@ export async function registerIdentity(deps: RegistrationDeps, input: Registrati
     const codes = await sendCodes(deps, input.wallet, plans, now);
     return deps.db.transaction(async (tx) => {
       const fields: IdentityFields = {};
-      for (const { channel, enc, at } of CONTACTS) {
+      for (const { channel, enc, at, replacement } of CONTACTS) {
         const plan = plans.get(channel)!;
-        if (plan.value === undefined) continue;
-        fields[enc] = plan.value === null ? null : deps.secrets.encrypt(plan.value);
-        fields[at] = plan.verified ? (stored?.[at] ?? now) : null;
+        if (plan.value === undefined && plan.replacement === undefined) continue;
+        if (plan.value !== undefined) {
+          fields[enc] = plan.value === null ? null : deps.secrets.encrypt(plan.value);
+          fields[at] = plan.verified ? (stored?.[at] ?? now) : null;
+        }
+        if (plan.replacement !== undefined) fields[replacement] = plan.replacement === null ? null : deps.secrets.encrypt(plan.replacement);
+        // One code per channel, for the contact it was sent to; a withdrawn or removed one's dies.
         const code = codes.get(channel);
         if (code) {
           const digest = codeDigest(deps.secrets, input.wallet, channel, code);
           await replaceCode(tx, input.wallet, channel, digest, new Date(now.getTime() + CODE_TTL_MS));
-        } else if (!plan.verified) {
+        } else {
           await deleteCodes(tx, input.wallet, [channel]);
         }
       }
@@ -113,6 +122,7 @@ export async function registerIdentity(deps: RegistrationDeps, input: Registrati
     wallet: input.wallet,
     registered: true as const,
     channels: channelStates(row),
+    awaitingVerification: awaitingVerification(row),
     telegramLink: `https://t.me/${deps.config.telegramBotUsername}?start=${token}`,
     telegramLinkExpiresAt: linkExpiresAt.toISOString(),
   };

@@ -43,6 +43,9 @@ export const RegisterResponse = Type.Object({
   wallet: Type.String(),
   registered: Type.Literal(true),
   channels: Type.Object({ email: ChannelStateSchema, telegram: ChannelStateSchema, sms: ChannelStateSchema }),
+  awaitingVerification: Type.Array(Type.Union([Type.Literal('email'), Type.Literal('sms')]), {
+    description: 'Contacts waiting for their code: new ones, and replacements of verified ones (which serve until then)',
+  }),
   telegramLink: Type.String({ description: 'Open to link a Telegram chat; single use' }),
   telegramLinkExpiresAt: Type.String({ format: 'date-time' }),
 });
