@@ -51,7 +51,7 @@ describe('MCP endpoint over raw JSON-RPC', () => {
    * fetch adds `Accept: *\/*` to every request.
    */
   function post(body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-    const payload = typeof body === 'string' ? body : JSON.stringify(body);
+    const payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
     return new Promise((resolve, reject) => {
       const req = request(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
         const chunks: Buffer[] = [];
@@ -200,6 +200,20 @@ describe('MCP endpoint over raw JSON-RPC', () => {
       assert.equal(res.status, 400, raw);
       isJsonRpcError(res.body, -32700);
     }
+  });
+
+  it('-32700 for a body whose bytes are not UTF-8, and the text of one that is', async () => {
+    // "café" in Latin-1: 0xE9 alone is no UTF-8; read as text it would become U+FFFD.
+    const latin1 = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_herald_docs","arguments":{"query":"caf'), Buffer.from([0xe9]), Buffer.from('"}}}')]);
+    const refused = await post(latin1);
+    assert.equal(refused.status, 400);
+    isJsonRpcError(refused.body, -32700);
+    assert.match(refused.body.error.message, /not valid UTF-8/);
+    // U+FFFD itself, sent as UTF-8 or as a JSON escape, is text like any other.
+    const utf8 = await post(Buffer.from('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_herald_docs","arguments":{"query":"café \\uFFFD �"}}}', 'utf8'));
+    assert.equal(utf8.status, 200, JSON.stringify(utf8.body));
+    assert.equal(utf8.body.id, 2);
+    assert.ok(utf8.body.result && !utf8.body.error, JSON.stringify(utf8.body));
   });
 
   it('-32600 for JSON that is not a JSON-RPC request', async () => {

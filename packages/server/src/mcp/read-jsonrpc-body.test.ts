@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readJsonRpcBody } from './read-jsonrpc-body.js';
 
-function errorOf(raw: string | undefined) {
+function errorOf(raw: Buffer | string | undefined) {
   const result = readJsonRpcBody(raw);
   assert.ok('error' in result && !Array.isArray(result.error), `expected one error for ${raw}`);
   return result.error;
@@ -10,7 +10,7 @@ function errorOf(raw: string | undefined) {
 
 describe('readJsonRpcBody', () => {
   it('answers -32700 for malformed JSON and for an empty body', () => {
-    for (const raw of ['{"jsonrpc": "2.0",', 'not json', '', undefined]) {
+    for (const raw of ['{"jsonrpc": "2.0",', 'not json', '', undefined, Buffer.alloc(0), Buffer.from([0x7b, 0xff, 0x7d])]) {
       const error = errorOf(raw);
       assert.equal(error.error.code, -32700);
       assert.equal(error.id, null);

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 
 export interface JsonRpcErrorBody {
@@ -46,12 +47,17 @@ export interface JsonRpcBody {
  * (JSON-RPC 2.0 §6): its invalid members are answered -32600 among the others' answers, and a
  * batch of nothing but invalid members is answered with their errors alone (400).
  */
-export function readJsonRpcBody(raw: string | undefined, maxBatch = MAX_BATCH): JsonRpcBody | { error: JsonRpcErrorBody | JsonRpcErrorBody[] } {
+export function readJsonRpcBody(raw: Buffer | string | undefined, maxBatch = MAX_BATCH): JsonRpcBody | { error: JsonRpcErrorBody | JsonRpcErrorBody[] } {
+  const text = Buffer.isBuffer(raw) ? raw.toString('utf8') : (raw ?? '');
+  // JSON text is UTF-8 (RFC 8259 §8.1): other bytes would be read as U+FFFD, a message not as sent.
+  if (Buffer.isBuffer(raw) && text.includes('\uFFFD') && !isUtf8(raw)) {
+    return { error: jsonRpcError(PARSE_ERROR, 'Parse error: the body is not valid UTF-8 text') };
+  }
   let value: unknown;
   try {
-    value = JSON.parse(raw ?? '');
+    value = JSON.parse(text);
   } catch (error) {
-    return { error: jsonRpcError(PARSE_ERROR, `Parse error: ${raw ? (error as Error).message : 'the body is empty'}`) };
+    return { error: jsonRpcError(PARSE_ERROR, `Parse error: ${text ? (error as Error).message : 'the body is empty'}`) };
   }
   const isMessage = (message: unknown) => JSONRPCMessageSchema.safeParse(message).success;
   if (!Array.isArray(value)) return isMessage(value) ? { members: [{ message: value }], batch: false } : { error: jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(value)) };

@@ -110,7 +110,7 @@ async function answerMembers(tools: HeraldTool[], request: FastifyRequest, body:
 async function answerMcp(deps: Deps, tools: HeraldTool[], request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const log = deps.log;
   // A batch larger than a second's allowance of the per-IP limit could never be served: refused as such.
-  const body = readJsonRpcBody(request.body as string | undefined, Math.min(MAX_BATCH, deps.config.ipRateLimit));
+  const body = readJsonRpcBody(request.body as Buffer | undefined, Math.min(MAX_BATCH, deps.config.ipRateLimit));
   if ('error' in body) {
     // A batch of invalid members is answered member by member too, and charged as such.
     if (Array.isArray(body.error)) await chargeBatch(deps, request, reply, body.error.length);
@@ -155,9 +155,9 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
   const tools = buildHeraldTools(library, () => app.swagger() as { paths?: Record<string, Record<string, any>> });
 
   await app.register(async (scope) => {
-    // The body reaches the handler as text, so a malformed one is answered -32700 by this endpoint.
+    // The body reaches the handler as bytes, so a malformed one is answered -32700 by this endpoint.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
       const encoding = compressedWith(request.headers);
       if (encoding) {
         return done(new ApiError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Media Type: Content-Encoding "${encoding}" is not supported; send the JSON body uncompressed`), undefined);
