@@ -59,6 +59,10 @@ describe('admin API', () => {
       [{ name: '\u200b\u200d \ufeff', tier: 1 }, /^name must be a name that is not blank/],
       [{ name: '\u00ad\u2800\u3164', tier: 1 }, /^name must be a name that is not blank/],
       [{ name: 'x', tier: 1, subscriptionExpiresAt: 'next year' }, /^subscriptionExpiresAt must be a valid date-time$/],
+      // The database has no year 0 and would keep years 1 to 99 in another century.
+      [{ name: 'x', tier: 1, subscriptionExpiresAt: '0000-06-01T00:00:00Z' }, /^subscriptionExpiresAt must be an instant in the years 1970 to 9999, got "0000-06-01T00:00:00Z"$/],
+      [{ name: 'x', tier: 1, subscriptionExpiresAt: '0049-03-01T10:00:00Z' }, /^subscriptionExpiresAt must be an instant in the years 1970 to 9999/],
+      [{ name: 'x', tier: 1, subscriptionExpiresAt: '1969-12-31T23:59:59Z' }, /^subscriptionExpiresAt must be an instant in the years 1970 to 9999/],
     ];
     const before = (await admin('GET', '/v1/admin/protocols')).body.total;
     for (const [body, message] of cases) {
@@ -153,7 +157,7 @@ describe('admin API', () => {
     assert.equal(after.body.tier_name, 'Scale');
     assert.equal(after.body.name, 'Renamed');
 
-    for (const body of [{}, { tier: 5 }, { tier: 'x' }, { name: '' }, { name: 'a\nb' }, { bogus: 1 }, { apiKey: 'hrld_live_x' }]) {
+    for (const body of [{}, { tier: 5 }, { tier: 'x' }, { name: '' }, { name: 'a\nb' }, { bogus: 1 }, { apiKey: 'hrld_live_x' }, { subscriptionExpiresAt: '0001-01-01T00:00:00Z' }]) {
       const res = await admin('PATCH', `/v1/admin/protocols/${p.id}`, body);
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.body.code, 'VALIDATION_ERROR');

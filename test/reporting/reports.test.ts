@@ -209,6 +209,9 @@ describe('reports: analytics, engagement, audience', () => {
         ['?endDate=2025-13-01', /^endDate must be an ISO 8601 date/],
         ['?startDate=2025-03-01T10:00', /^startDate must be an ISO 8601 date/],
         ['?startDate=2030-01-01', /^startDate \(2030-01-01\) is after the current hour$/],
+        ['?startDate=0000-01-01', /^startDate \(0000-01-01\) must be in 1970 or later$/],
+        ['?startDate=0001-01-01T00:00:00%2B01:00', /^startDate .* must be in 1970 or later$/],
+        ['?endDate=0001-01-15', /^endDate \(0001-01-15\) must leave the 30 days before it in 1970 or later$/],
       ];
       for (const [query, message] of cases) {
         const res = await engagement(query);

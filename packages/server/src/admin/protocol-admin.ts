@@ -61,6 +61,17 @@ async function issueKey(db: Queryable, protocolId: string, environment: Environm
 
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
 
+/**
+ * `subscriptionExpiresAt` as an instant. Years before 1970 are refused with those past 9999: the
+ * database has no year 0 and would store years 1 to 99 in another century.
+ */
+function expiryOf(text: string): Date {
+  const at = new Date(text);
+  const year = at.getUTCFullYear();
+  if (!(year >= 1970 && year <= 9999)) throw new ApiError('VALIDATION_ERROR', `subscriptionExpiresAt must be an instant in the years 1970 to 9999, got "${text}"`);
+  return at;
+}
+
 /** A new protocol with one live and one sandbox key; the keys are returned here and never again. */
 export async function createProtocol(
   db: Database,
@@ -73,7 +84,7 @@ export async function createProtocol(
       name: input.name,
       tier: input.tier,
       overage_enabled: input.overageEnabled ?? false,
-      subscription_expires_at: input.subscriptionExpiresAt ? new Date(input.subscriptionExpiresAt) : new Date(now.getTime() + ONE_YEAR_MS),
+      subscription_expires_at: input.subscriptionExpiresAt ? expiryOf(input.subscriptionExpiresAt) : new Date(now.getTime() + ONE_YEAR_MS),
     });
     const live = await issueKey(tx, protocol.id, 'production');
     const sandbox = await issueKey(tx, protocol.id, 'sandbox');
@@ -96,7 +107,7 @@ export async function changeProtocol(
     name: input.name,
     tier: input.tier,
     overage_enabled: input.overageEnabled,
-    subscription_expires_at: input.subscriptionExpiresAt ? new Date(input.subscriptionExpiresAt) : undefined,
+    subscription_expires_at: input.subscriptionExpiresAt ? expiryOf(input.subscriptionExpiresAt) : undefined,
   });
   if (!row) throw new ApiError('PROTOCOL_NOT_FOUND', `No protocol ${id}`);
   return row;

@@ -25,8 +25,18 @@ describe('report ranges', () => {
     assert.deepEqual(iso(parseDateRange('2025-03-01T10:00:00+05:00', '2025-03-01', NOW)), ['2025-03-01T05:00:00.000Z', '2025-03-02T00:00:00.000Z']);
   });
 
-  it('takes every four-digit year as written', () => {
-    assert.deepEqual(iso(parseDateRange('0001-01-01', '0099-12-31', NOW)), ['0001-01-01T00:00:00.000Z', '0100-01-01T00:00:00.000Z']);
+  it('takes every year from 1970 to 9999 as written, and refuses earlier ones', () => {
+    assert.deepEqual(iso(parseDateRange('1970-01-01', '1999-12-31', NOW)), ['1970-01-01T00:00:00.000Z', '2000-01-01T00:00:00.000Z']);
+    // The database has no year 0 and reads years 1 to 99 in another century.
+    for (const [start, end] of [
+      ['0000-01-01', undefined],
+      ['0001-01-01', '0099-12-31'],
+      ['1969-12-31T23:59:59Z', undefined],
+      ['0001-01-01T00:00:00+01:00', undefined],
+      [undefined, '1970-01-15'], // the default start, 30 days before, is in 1969
+    ]) {
+      assert.throws(() => parseDateRange(start, end, NOW), RangeProblem, `${start} ${end}`);
+    }
     assert.deepEqual(iso(parseDateRange('9999-01-01', '9999-12-30', NOW)), ['9999-01-01T00:00:00.000Z', '9999-12-31T00:00:00.000Z']);
     // 9999-12-31 would end the range in the year 10000, which an ISO 8601 instant cannot state.
     assert.throws(() => parseDateRange('9999-01-01', '9999-12-31', NOW), RangeProblem);

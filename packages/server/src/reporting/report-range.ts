@@ -58,6 +58,10 @@ export function parseDateRange(startDate: string | undefined, endDate: string | 
   // The answer states the end as an ISO 8601 instant, which has four-digit years.
   if (end.getUTCFullYear() > 9999) throw new RangeProblem(`endDate (${endDate}) must end the range within the year 9999`);
   const start = first ? floorHour(first.at) : new Date(end.getTime() - 30 * DAY_MS);
+  // Nothing happened before 1970, and the database has no year 0 (and reads years 1–99 in another century).
+  if (start.getTime() < 0) {
+    throw new RangeProblem(first ? `startDate (${startDate}) must be in 1970 or later` : `endDate (${endDate}) must leave the 30 days before it in 1970 or later`);
+  }
   if (start.getTime() >= end.getTime() && !last) throw new RangeProblem(`startDate (${startDate}) is after the current hour`);
   return { start, end };
 }
