@@ -45,6 +45,12 @@ describe('herald auth login, whoami, logout', () => {
     const usage = await herald(['usage', '--json'], { HERALD_BASE_URL: undefined });
     assert.equal(usage.code, 0, usage.stderr);
     assert.equal(usage.json().tier, 1);
+    // Set but empty is not set, for every variable alike: the config file still answers.
+    for (const empty of [{ HERALD_BASE_URL: '' }, { HERALD_API_KEY: '' }, { HERALD_MAX_RETRIES: ' ' }, { HERALD_BASE_URL: '', HERALD_API_KEY: '' }]) {
+      const res = await herald(['usage', '--json'], empty);
+      assert.equal(res.code, 0, `${JSON.stringify(empty)}: ${res.stderr}`);
+      assert.equal(res.json().tier, 1);
+    }
   });
 
   it('whoami shows the protocol and a masked key with its source', async () => {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
@@ -150,6 +152,87 @@ describe('herald notify batch', () => {
     assert.match(human.stderr, /Request 2 of 3 was refused: items 100 to 249 were not sent/);
     assert.match(human.stderr, /Re-running with the same --idempotency-key sends only what is missing/);
     assert.equal(await sentBy(acme), 100);
+  });
+
+  it('keeps each bulk request within the default 1 MiB body limit, and halves one a gateway finds too large (413)', async () => {
+    const growth = await gw.createProtocol({ tier: 1 });
+    // 100 bodies of 11,000 bytes, each within the Growth tier's 50 KiB: over 1 MiB together.
+    const big = items(100, () => ({ body: 'a'.repeat(11_000) }));
+    const res = await cli(growth, ['--file', writeBatch('big.json', big), '--yes', '--idempotency-key', 'big', '--json']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(res.json().every((r: any, i: number) => r.status === 'queued' && r.index === i));
+    const calls = await waitFor(async () => {
+      const log = await call(gw.url, growth.apiKey, 'GET', '/v1/requests?endpoint=/v1/notify/bulk');
+      return log.body.total === 2 ? log.body.items : undefined;
+    });
+    assert.deepEqual(calls.map((entry: any) => entry.statusCode), [202, 202]);
+    const dry = await cli(undefined, ['--file', writeBatch('big.json', big), '--dry-run', '--json']);
+    assert.equal(dry.json().requests, 2);
+
+    // A gateway whose body limit is lower than the CLI assumes: the refused request goes again in halves.
+    const small = await startGateway({ env: { HERALD_ROLE: 'api', HERALD_BODY_LIMIT: '60000', HERALD_REQUEST_LOG_FLUSH_MS: '20' } });
+    try {
+      const owner = await small.createProtocol({ tier: 1 });
+      const holder = await registeredWallet(small.url, { email: 'small@example.com' });
+      const ten = items(10, () => ({ wallet: holder, body: 'b'.repeat(11_000) }));
+      const halved = await runCli(['notify', 'batch', '--file', writeBatch('ten.json', ten), '--yes', '--json'], {
+        env: { ...baseEnv, HERALD_BASE_URL: small.url, HERALD_API_KEY: owner.apiKey },
+      });
+      assert.equal(halved.code, 0, halved.stderr);
+      assert.ok(halved.json().every((r: any, i: number) => r.status === 'queued' && r.index === i));
+      const log = await waitFor(async () => {
+        const answer = await call(small.url, owner.apiKey, 'GET', '/v1/requests?endpoint=/v1/notify/bulk');
+        return answer.body.total === 3 ? answer.body.items : undefined;
+      });
+      assert.deepEqual(log.map((entry: any) => entry.statusCode).sort(), [202, 202, 413]);
+      assert.equal((await call(small.url, owner.apiKey, 'GET', '/v1/notifications?limit=1')).body.total, 10);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('Ctrl-C in the middle still reports every item: sent, in flight (maybe stored), not sent', async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    // In front of the gateway: the second bulk request is held, never answered.
+    let bulkRequests = 0;
+    const held: ServerResponse[] = [];
+    const proxy = createServer(async (request, response) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      if (request.url === '/v1/notify/bulk' && ++bulkRequests === 2) return void held.push(response);
+      const upstream = await fetch(`${gw.url}${request.url}`, {
+        method: request.method,
+        headers: { authorization: String(request.headers.authorization), 'content-type': 'application/json' },
+        body: chunks.length ? Buffer.concat(chunks) : undefined,
+      });
+      response.writeHead(upstream.status, { 'content-type': 'application/json' }).end(await upstream.text());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const res = await runCli(['notify', 'batch', '--file', writeBatch('stopped.json', items(250)), '--yes', '--json'], {
+        env: { ...baseEnv, HERALD_BASE_URL: proxyUrl, HERALD_API_KEY: acme.apiKey },
+        whileRunning: (child) => waitFor(async () => (held.length === 1 ? child.kill('SIGINT') : undefined)),
+      });
+      assert.equal(res.code, 2, res.stderr);
+      const results = res.json();
+      assert.equal(results.length, 250);
+      assert.ok(results.slice(0, 100).every((r: any, i: number) => r.status === 'queued' && r.index === i));
+      assert.ok(results.slice(100, 200).every((r: any) => r.status === 'error' && r.error.code === 'CANCELLED' && /may have been stored/.test(r.error.message)));
+      assert.ok(results.slice(200).every((r: any, i: number) => r.status === 'not_sent' && r.index === 200 + i));
+      const { error } = res.errorJson();
+      assert.equal(error.code, 'CANCELLED');
+      assert.equal(error.message, 'Cancelled: 100 of 250 items were sent');
+      // Running again with the key sends only what is missing.
+      assert.match(error.idempotencyKey, /^cli_/);
+      const again = await cli(acme, ['--file', writeBatch('stopped.json', items(250)), '--yes', '--idempotency-key', error.idempotencyKey, '--json']);
+      assert.equal(again.code, 0, again.stderr);
+      assert.deepEqual(again.json().slice(0, 100).map((r: any) => r.notificationId), results.slice(0, 100).map((r: any) => r.notificationId));
+      assert.equal(await sentBy(acme), 250);
+    } finally {
+      for (const response of held) response.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it('on a terminal: asks first, and draws a progress bar while sending', { skip: hasScript ? false : 'util-linux `script` is not installed' }, async () => {

@@ -100,6 +100,47 @@ describe('herald notify', () => {
     const { error } = res.errorJson();
     assert.equal(error.code, 'WAIT_TIMEOUT');
     assert.match(error.message, /still queued after 700 ms; check later with `herald notify status \w+`/);
+    // The send was accepted: the key that makes running the command again safe is named.
+    assert.match(error.idempotencyKey, /^cli_[0-9a-f-]{36}$/);
+    const [stored] = await gw.herald.deps.db.query<{ idempotency_key: string }>('SELECT idempotency_key FROM notifications WHERE id = $1', [res.json().submission.notificationId]);
+    assert.equal(stored.idempotency_key, error.idempotencyKey);
+
+    const human = await herald(['notify', 'send', ...message(), '--wait', '--wait-timeout', '300ms', '--idempotency-key', 'timed-out-1']);
+    assert.equal(human.code, 1);
+    assert.match(human.stdout, /idempotency key\s+timed-out-1$/m);
+    assert.match(human.stderr, /Re-running with --idempotency-key timed-out-1 does not send it twice/);
+  });
+
+  it('Ctrl-C during --wait still prints the accepted submission, and a CANCELLED error naming the key', async () => {
+    let id: string | undefined;
+    const accepted = (child: import('node:child_process').ChildProcess) =>
+      waitFor(async () => {
+        const list = await call(gw.url, acme.apiKey, 'GET', '/v1/notifications?limit=1');
+        const [latest] = list.body.data;
+        if (latest?.subject !== 'Interrupted' || latest.notification_id === id) return undefined;
+        id = latest.notification_id;
+        // Give the CLI a moment to read the answer and start waiting.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return child.kill('SIGINT');
+      });
+    const res = await runCli(['notify', 'send', ...message(['--subject', 'Interrupted']), '--wait', '--json'], { env, whileRunning: accepted });
+    assert.equal(res.code, 2, res.stderr);
+    const out = res.json();
+    assert.equal(out.submission.notificationId, id);
+    assert.equal(out.submission.status, 'queued');
+    assert.equal(out.notification, null);
+    const { error } = res.errorJson();
+    assert.equal(error.code, 'CANCELLED');
+    assert.equal(error.exitCode, 2);
+    assert.match(error.message, new RegExp(`^Cancelled: notification ${id} was accepted \\(queued\\); waiting for its outcome was stopped`));
+    assert.match(error.idempotencyKey, /^cli_/);
+
+    const human = await runCli(['notify', 'send', ...message(['--subject', 'Interrupted']), '--wait'], { env, whileRunning: accepted });
+    assert.equal(human.code, 2);
+    assert.match(human.stdout, new RegExp(`Queued notification ${id}`));
+    assert.match(human.stdout, /idempotency key\s+cli_\S+ \(generated\)/);
+    assert.match(human.stderr, /Error: Cancelled: notification \w+ was accepted/);
+    assert.match(human.stderr, /Re-running with --idempotency-key cli_\S+ does not send it twice/);
   });
 
   it('send --wait still prints the accepted submission when the gateway goes away during the wait', async () => {
@@ -119,6 +160,7 @@ describe('herald notify', () => {
     const { error } = res.errorJson();
     assert.equal(error.code, 'WAIT_FAILED');
     assert.match(error.message, new RegExp(`^Notification ${out.submission.notificationId} was accepted \\(queued\\), but waiting for its outcome failed`));
+    assert.match(error.idempotencyKey, /^cli_[0-9a-f-]{36}$/, 'the key to run the command again with');
   });
 
   it('--from-stdin reads the notification, flags override it, and an idempotency key answers duplicate', async () => {

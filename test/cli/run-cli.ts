@@ -3,7 +3,7 @@
  * a clean environment (no HERALD_* from the developer's shell) and its own config dir, so a real
  * ~/.config/herald is never read or written.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -42,6 +42,8 @@ export interface CliOptions {
   timeoutMs?: number;
   /** Program to run instead of dist/main.js (e.g. the bin launcher). */
   entry?: string;
+  /** Called with the running CLI, e.g. to send it a signal once it is under way. */
+  whileRunning?: (child: ChildProcess) => unknown;
 }
 
 /** A scratch HOME and XDG_CONFIG_HOME for one test file; removed by the returned cleanup. */
@@ -66,6 +68,7 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
       resolve({ code, stdout, stderr, json: () => parse(stdout, 'stdout'), errorJson: () => parse(stderr, 'stderr') });
     });
     child.stdin.end(options.input ?? '');
+    Promise.resolve(options.whileRunning?.(child)).catch(reject);
   });
 }
 

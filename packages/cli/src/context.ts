@@ -88,7 +88,9 @@ export function contextFor(command: Command, io: Io, { ignoreConfigFile = false 
       ? { value: stored.apiKey, source: 'config' as const }
       : undefined;
   const baseUrl = options.baseUrl || stored.baseUrl || DEFAULT_BASE_URL;
-  return new Context(io, out, baseUrl, apiKey, file, { maxRetries: options.maxRetries, timeoutMs: options.timeout });
+  // Given empty (HERALD_MAX_RETRIES= in a script), commander keeps '': not given (unlessEmpty).
+  const maxRetries = typeof options.maxRetries === 'number' ? options.maxRetries : undefined;
+  return new Context(io, out, baseUrl, apiKey, file, { maxRetries, timeoutMs: options.timeout });
 }
 
 /** Output settings known before commander has parsed anything, for reporting its own errors. */

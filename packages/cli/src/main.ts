@@ -1,15 +1,13 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { EXIT } from './exit-codes.js';
+import { interruption } from './interruption.js';
 import { run } from './run.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
-// Ctrl-C while a request is in flight is a cancellation, which has its own exit code.
-process.once('SIGINT', () => {
-  process.stderr.write('\nCancelled\n');
-  process.exit(EXIT.usage);
-});
+// Ctrl-C is a cancellation (exit 2), reported like any error, after what was already sent.
+process.once('SIGINT', () => process.exit(interruption.cancel()));
 
 // `herald notify list | head` closes the pipe early: stop quietly, as other Unix tools do.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {

@@ -10,6 +10,15 @@ export function integerIn(min: number, max: number) {
   };
 }
 
+/**
+ * An empty value (`HERALD_BASE_URL=` in a script) counts as not given, as an empty HERALD_API_KEY
+ * does: the setting then comes from the config file or the default. (Commander keeps '' for an
+ * option whose parser answers undefined; contextFor reads that as not given.)
+ */
+export function unlessEmpty<T>(parse: (value: string) => T) {
+  return (value: string): T | undefined => (value.trim() === '' ? undefined : parse(value));
+}
+
 const TIER_NAMES = ['developer', 'growth', 'scale', 'enterprise'];
 
 /** A tier as its number (0-3) or its name (developer, growth, scale, enterprise). */

@@ -15,7 +15,7 @@ import { registerTemplate } from './commands/template.js';
 import { registerUsage } from './commands/usage.js';
 import { registerWallet } from './commands/wallet.js';
 import { registerWebhook } from './commands/webhook.js';
-import { integerIn } from './parse-options.js';
+import { integerIn, unlessEmpty } from './parse-options.js';
 
 function parseBaseUrl(value: string): string {
   let url: URL;
@@ -36,8 +36,10 @@ export function buildProgram(io: Io, json: boolean): Command {
     .helpOption('-h, --help', 'show help')
     .option('--json', 'machine output only: one JSON document on stdout, no colours, no prompts')
     .addOption(new Option('--api-key <key>', 'API key (hrld_live_… or hrld_test_…)').env('HERALD_API_KEY'))
-    .addOption(new Option('--base-url <url>', 'gateway address (default http://localhost:3000)').env('HERALD_BASE_URL').argParser(parseBaseUrl))
-    .addOption(new Option('--max-retries <n>', 'retries on network errors, 5xx and 429 (default 2)').env('HERALD_MAX_RETRIES').argParser(integerIn(0, 10)))
+    .addOption(new Option('--base-url <url>', 'gateway address (default http://localhost:3000)').env('HERALD_BASE_URL').argParser(unlessEmpty(parseBaseUrl)))
+    .addOption(
+      new Option('--max-retries <n>', 'retries on network errors, 5xx and 429 (default 2)').env('HERALD_MAX_RETRIES').argParser(unlessEmpty(integerIn(0, 10))),
+    )
     .addOption(new Option('--timeout <ms>', 'limit per request attempt in milliseconds (default 30000)').argParser(integerIn(100, 600_000)))
     .configureHelp({ showGlobalOptions: true })
     .showSuggestionAfterError()

@@ -2,6 +2,7 @@ import { HeraldApiError, HeraldNetworkError } from '@herald/sdk';
 import { CommanderError } from 'commander';
 import { earlyOutput, type Io } from './context.js';
 import { EXIT, exitCodeFor, usageError } from './exit-codes.js';
+import { interruption } from './interruption.js';
 import { buildProgram } from './program.js';
 
 function hintFor(error: unknown): string | undefined {
@@ -16,6 +17,7 @@ function hintFor(error: unknown): string | undefined {
 /** Runs one command line and returns the exit code; every error is reported here, once. */
 export async function run(argv: string[], io: Io): Promise<number> {
   const out = earlyOutput(argv, io);
+  interruption.watch(out);
   const program = buildProgram(io, out.json);
   try {
     await program.parseAsync(argv, { from: 'user' });

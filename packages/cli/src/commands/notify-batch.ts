@@ -5,6 +5,7 @@ import { cancelled, usageError } from '../exit-codes.js';
 import { newIdempotencyKey, withRetryKey } from '../idempotency-key.js';
 import { readJsonInput } from '../json-input.js';
 import { notificationProblems } from '../notification-input.js';
+import { interruption } from '../interruption.js';
 import { ProgressBar } from '../progress-bar.js';
 import { canPrompt, confirm } from '../prompt.js';
 import type { ContextOf } from './admin.js';
@@ -12,6 +13,11 @@ import { colourStatus } from './notification-views.js';
 
 /** The gateway's bulk limit. */
 export const BULK_SIZE = 100;
+/**
+ * The most a bulk request's body holds here: the gateway's default body limit (HERALD_BODY_LIMIT,
+ * 1 MiB). A gateway set lower answers 413, and the request is then sent again in halves.
+ */
+export const BULK_BYTES = 1_048_576;
 const SHOWN = 20;
 
 interface BatchFlags {
@@ -30,7 +36,6 @@ export type ItemResult =
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
-const requestsFor = (count: number) => Math.ceil(count / BULK_SIZE);
 const walletsIn = (items: NotificationParams[]) => new Set(items.map((item) => item.wallet)).size;
 
 async function readBatch(context: Context, flags: BatchFlags): Promise<NotificationParams[]> {
@@ -62,36 +67,92 @@ function describeError(error: unknown): { code: string; message: string; statusC
   return { code: 'ERROR', message: error instanceof Error ? error.message : String(error) };
 }
 
-/**
- * Sends the items in bulk calls of BULK_SIZE, one after another, stopping at the first refused
- * call (each is all-or-nothing, so every item is either sent or clearly not).
- */
-async function sendInChunks(herald: Herald, items: NotificationParams[], progress: ProgressBar) {
-  const results: ItemResult[] = [];
-  let failure: { error: unknown; request: number } | undefined;
-  for (let start = 0; start < items.length; start += BULK_SIZE) {
-    const chunk = items.slice(start, start + BULK_SIZE);
-    if (failure) {
-      chunk.forEach((_, i) => results.push({ index: start + i, status: 'not_sent' }));
-      continue;
-    }
-    try {
-      const { results: sent } = await herald.notifications.sendBulk(chunk);
-      sent.forEach((result, i) => results.push({ index: start + i, ...result }));
-    } catch (error) {
-      failure = { error, request: start / BULK_SIZE + 1 };
-      const described = describeError(error);
-      chunk.forEach((_, i) => results.push({ index: start + i, status: 'error', error: described }));
-    }
-    progress.update(Math.min(start + BULK_SIZE, items.length));
-  }
-  progress.finish();
-  return { results, failure };
+/** Items `start` to `start + count - 1` of the batch, sent in one bulk request. */
+interface Chunk {
+  start: number;
+  count: number;
 }
 
-function showDryRun(context: Context, items: NotificationParams[]): void {
+/** `{"notifications":[` and `]}` around the items, which are separated by commas. */
+const BULK_ENVELOPE_BYTES = '{"notifications":[]}'.length;
+
+/**
+ * The bulk requests for the items, in order: at most BULK_SIZE items and BULK_BYTES of JSON each
+ * (an item larger than that alone goes on its own, for the gateway to judge).
+ */
+export function chunksOf(items: NotificationParams[], maxItems = BULK_SIZE, maxBytes = BULK_BYTES): Chunk[] {
+  const chunks: Chunk[] = [];
+  let current: Chunk | undefined;
+  let bytes = 0;
+  items.forEach((item, index) => {
+    const size = Buffer.byteLength(JSON.stringify(item)) + 1;
+    if (!current || current.count === maxItems || bytes + size > maxBytes) {
+      current = { start: index, count: 0 };
+      chunks.push(current);
+      bytes = BULK_ENVELOPE_BYTES;
+    }
+    current.count++;
+    bytes += size;
+  });
+  return chunks;
+}
+
+const tooLarge = (error: unknown) => error instanceof HeraldApiError && error.statusCode === 413;
+
+/** The error of items that were in a request Ctrl-C stopped: stored or not, nobody knows. */
+const UNKNOWN = { code: 'CANCELLED', message: 'Cancelled while this request was in flight: these items may have been stored' };
+
+/**
+ * Sends the chunks one after another, stopping at the first refused request (each is
+ * all-or-nothing, so every item is either sent or clearly not). A request the gateway finds too
+ * large (413) goes again as two halves. After every request the results so far are what Ctrl-C
+ * reports (`interrupted`).
+ */
+async function sendInChunks(
+  herald: Herald,
+  items: NotificationParams[],
+  chunks: Chunk[],
+  progress: ProgressBar,
+  interrupted: (results: ItemResult[], requests: number) => void,
+) {
+  const results: ItemResult[] = [];
+  const queue = [...chunks];
+  let requests = 0;
+  /** The requests of the whole batch: one more for each one sent again in halves. */
+  let planned = chunks.length;
+  let failure: { error: unknown; request: number; start: number } | undefined;
+  const rest = (from: number, result: (index: number) => ItemResult) => items.slice(from).map((_, i) => result(from + i));
+  while (queue.length > 0) {
+    const chunk = queue.shift()!;
+    const indices = Array.from({ length: chunk.count }, (_, i) => chunk.start + i);
+    requests++;
+    const inFlight = indices.map((index): ItemResult => ({ index, status: 'error', error: UNKNOWN }));
+    interrupted([...results, ...inFlight, ...rest(chunk.start + chunk.count, (index) => ({ index, status: 'not_sent' }))], planned);
+    try {
+      const { results: sent } = await herald.notifications.sendBulk(items.slice(chunk.start, chunk.start + chunk.count));
+      sent.forEach((result, i) => results.push({ index: chunk.start + i, ...result }));
+    } catch (error) {
+      if (tooLarge(error) && chunk.count > 1) {
+        const half = Math.ceil(chunk.count / 2);
+        queue.unshift({ start: chunk.start, count: half }, { start: chunk.start + half, count: chunk.count - half });
+        planned++;
+        continue;
+      }
+      failure = { error, request: requests, start: chunk.start };
+      const described = describeError(error);
+      indices.forEach((index) => results.push({ index, status: 'error', error: described }));
+      results.push(...rest(chunk.start + chunk.count, (index) => ({ index, status: 'not_sent' })));
+      break;
+    }
+    progress.update(chunk.start + chunk.count);
+  }
+  progress.finish();
+  return { results, failure, planned };
+}
+
+function showDryRun(context: Context, items: NotificationParams[], chunks: Chunk[]): void {
   const { out } = context;
-  const plan = { dryRun: true, count: items.length, requests: requestsFor(items.length), notifications: items };
+  const plan = { dryRun: true, count: items.length, requests: chunks.length, notifications: items };
   out.result(plan, () => {
     out.line(`Dry run: ${plural(items.length, 'valid notification')} to ${plural(walletsIn(items), 'wallet')} would go in ${plural(plan.requests, 'request')}; nothing was sent`);
     out.table(
@@ -102,13 +163,13 @@ function showDryRun(context: Context, items: NotificationParams[]): void {
   });
 }
 
-function showResults(context: Context, items: NotificationParams[], results: ItemResult[]): void {
+function showResults(context: Context, items: NotificationParams[], results: ItemResult[], requests: number): void {
   const { out } = context;
   out.result(results, () => {
     const counts = new Map<string, number>();
     for (const result of results) counts.set(result.status, (counts.get(result.status) ?? 0) + 1);
     const summary = [...counts].map(([status, count]) => `${count} ${colourStatus(out, status)}`).join(', ');
-    out.line(`${plural(items.length, 'notification')} in ${plural(requestsFor(items.length), 'request')}: ${summary}`);
+    out.line(`${plural(items.length, 'notification')} in ${plural(requests, 'request')}: ${summary}`);
     const notable = results.filter((r) => r.status !== 'queued' && r.status !== 'duplicate');
     if (notable.length === 0) return;
     out.table(
@@ -119,11 +180,11 @@ function showResults(context: Context, items: NotificationParams[], results: Ite
   });
 }
 
-async function confirmSend(context: Context, items: NotificationParams[]): Promise<void> {
+async function confirmSend(context: Context, items: NotificationParams[], chunks: Chunk[]): Promise<void> {
   if (!canPrompt(context.io, context.json)) {
     throw usageError('Sending a batch needs confirmation: pass --yes (no prompt is possible: not a terminal, --json, or the batch is on standard input)');
   }
-  const question = `Send ${plural(items.length, 'notification')} to ${plural(walletsIn(items), 'wallet')} in ${plural(requestsFor(items.length), 'request')}?`;
+  const question = `Send ${plural(items.length, 'notification')} to ${plural(walletsIn(items), 'wallet')} in ${plural(chunks.length, 'request')}?`;
   if (!(await confirm(context.io, question))) throw cancelled();
 }
 
@@ -131,7 +192,7 @@ async function confirmSend(context: Context, items: NotificationParams[]): Promi
 export function registerNotifyBatch(notify: Command, contextOf: ContextOf): void {
   notify
     .command('batch')
-    .description('send a JSON array of notification objects, in bulk requests of 100')
+    .description('send a JSON array of notification objects, in bulk requests of up to 100 (and 1 MiB)')
     .option('--file <path>', 'read the array from this file')
     .option('--from-stdin', 'read the array from standard input')
     .option('-y, --yes', 'send without asking (required when there is no terminal to ask on)')
@@ -148,22 +209,31 @@ in input order: {index, notificationId, status, …} | {index, status: "error", 
       const context = contextOf(command);
       if (flags.idempotencyKey !== undefined && flags.idempotencyKey.length === 0) throw usageError('--idempotency-key must not be empty');
       const items = await readBatch(context, flags);
-      if (flags.dryRun) return showDryRun(context, items);
-      const herald = context.herald();
-      if (!flags.yes) await confirmSend(context, items);
       const runKey = newIdempotencyKey();
+      const keyed = keyEveryItem(items, runKey);
+      const chunks = chunksOf(keyed);
+      if (flags.dryRun) return showDryRun(context, items, chunks);
+      const herald = context.herald();
+      if (!flags.yes) await confirmSend(context, items, chunks);
+      // The flag would replace keys given in the file, so it repeats this run only when there were none.
+      const retryKey = flags.idempotencyKey ?? (items.every((item) => item.idempotencyKey === undefined) ? runKey : undefined);
       const progress = new ProgressBar(context.io.stderr, items.length, 'Sending', !context.json);
-      const { results, failure } = await sendInChunks(herald, keyEveryItem(items, runKey), progress);
-      showResults(context, items, results);
+      const { results, failure, planned } = await sendInChunks(herald, keyed, chunks, progress, (sofar, requests) =>
+        interruption.record({
+          show: () => showResults(context, items, sofar, requests),
+          message: `${sofar.filter((r) => r.status !== 'error' && r.status !== 'not_sent').length} of ${plural(items.length, 'item')} were sent`,
+          ...(retryKey ? { retry: { idempotencyKey: retryKey, note: 'sends only what is missing' } } : {}),
+        }),
+      ).finally(() => interruption.record(undefined));
+      showResults(context, items, results, planned);
       if (failure) {
-        const sent = (failure.request - 1) * BULK_SIZE;
-        context.out.note(`Request ${failure.request} of ${requestsFor(items.length)} was refused: items ${sent} to ${items.length - 1} were not sent.`);
-        // The flag would replace keys given in the file, so it repeats this run only when there were none.
-        const retryKey = flags.idempotencyKey ?? (items.every((item) => item.idempotencyKey === undefined) ? runKey : undefined);
-        if (flags.idempotencyKey !== undefined) context.out.note('Re-running with the same --idempotency-key sends only what is missing.');
-        else if (retryKey) context.out.note(`Re-running with --idempotency-key ${retryKey} sends only what is missing.`);
+        context.out.note(`Request ${failure.request} of ${planned} was refused: items ${failure.start} to ${items.length - 1} were not sent.`);
+        // An item too large on its own is refused again on a re-run, whatever the key.
+        const rerun = !tooLarge(failure.error);
+        if (rerun && flags.idempotencyKey !== undefined) context.out.note('Re-running with the same --idempotency-key sends only what is missing.');
+        else if (rerun && retryKey) context.out.note(`Re-running with --idempotency-key ${retryKey} sends only what is missing.`);
         // Notes are for people; with --json the error itself names the key to run again with.
-        throw context.json && retryKey ? withRetryKey(failure.error, retryKey) : failure.error;
+        throw context.json && rerun && retryKey ? withRetryKey(failure.error, retryKey) : failure.error;
       }
     });
 }

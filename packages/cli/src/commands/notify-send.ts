@@ -4,6 +4,7 @@ import type { Context } from '../context.js';
 import { CliError, EXIT, exitCodeFor, usageError } from '../exit-codes.js';
 import { newIdempotencyKey, outcomeUnknown, withRetryKey } from '../idempotency-key.js';
 import { readStdinObject } from '../json-input.js';
+import { interruption } from '../interruption.js';
 import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
 import { parseDuration } from '../parse-options.js';
 import type { ContextOf } from './admin.js';
@@ -20,29 +21,52 @@ const DEFAULT_WAIT_MS = 60_000;
 const POLL_MS = 500;
 
 /** The notification to send, always with an idempotency key: the user's, or one generated here. */
-async function notificationFrom(context: Context, flags: SendFlags): Promise<{ params: NotificationParams; generatedKey: boolean }> {
+async function notificationFrom(context: Context, flags: SendFlags): Promise<{ params: NotificationParams; sentWith: SentWith }> {
   const base = flags.fromStdin ? await readStdinObject(context.io.stdin, ' (for an array, use `herald notify batch --from-stdin`)') : {};
   const key = flags.idempotencyKey !== undefined ? { idempotencyKey: flags.idempotencyKey } : {};
   const params = requireValidNotification({ ...base, ...messageFrom(flags), ...key });
-  if (params.idempotencyKey !== undefined) return { params, generatedKey: false };
-  return { params: { ...params, idempotencyKey: newIdempotencyKey() }, generatedKey: true };
+  if (params.idempotencyKey !== undefined) return { params, sentWith: { key: params.idempotencyKey, generated: false } };
+  const generated = newIdempotencyKey();
+  return { params: { ...params, idempotencyKey: generated }, sentWith: { key: generated, generated: true } };
 }
 
-/** The submission for people, naming the key; a duplicate under a generated key was this run's own retry. */
-function reportSubmission(context: Context, submission: Submission, key: string, generatedKey: boolean): void {
-  const { out } = context;
-  out.result(submission, () => showSubmission(out, submission, generatedKey ? `${key} (generated)` : key));
-  if (generatedKey && submission.status === 'duplicate') {
-    out.note('The first attempt reached the gateway but its answer was lost; the retry found it, so the notification was sent once.');
+/** The idempotency key a send went with, and whether this run generated it. */
+interface SentWith {
+  key: string;
+  generated: boolean;
+}
+
+const keyLabel = ({ key, generated }: SentWith) => (generated ? `${key} (generated)` : key);
+
+/** What running the command again with the key does, once the gateway has accepted the send. */
+const RESEND_NOTE = 'does not send it twice';
+
+/** A duplicate under a generated key was this run's own retry: the notification went once. */
+function noteOwnRetry(context: Context, submission: Submission, sentWith: SentWith): void {
+  if (sentWith.generated && submission.status === 'duplicate') {
+    context.out.note('The first attempt reached the gateway but its answer was lost; the retry found it, so the notification was sent once.');
   }
 }
 
+/** The submission for people, naming the key. */
+function reportSubmission(context: Context, submission: Submission, sentWith: SentWith): void {
+  const { out } = context;
+  out.result(submission, () => showSubmission(out, submission, keyLabel(sentWith)));
+  noteOwnRetry(context, submission, sentWith);
+}
+
+/** The notification's record for people, with the key the send went with. */
+function showRecord(context: Context, notification: Notification, sentWith: SentWith): void {
+  showNotification(context.out, notification);
+  context.out.fields([['idempotency key', keyLabel(sentWith)]]);
+}
+
 /** Prints what the wait ended with; anything but delivered is a failure (exit 1). */
-function reportWait(context: Context, submission: Submission, notification: Notification): void {
+function reportWait(context: Context, submission: Submission, notification: Notification, sentWith: SentWith): void {
   const { out } = context;
   out.result({ submission, notification }, () => {
     if (notification.status === 'delivered') out.line(out.style.green(`Delivered notification ${notification.notification_id} by ${notification.delivery_channel}`));
-    showNotification(out, notification);
+    showRecord(context, notification, sentWith);
   });
   if (notification.status !== 'delivered') {
     const reason = notification.error ? `: ${notification.error}` : '';
@@ -50,24 +74,39 @@ function reportWait(context: Context, submission: Submission, notification: Noti
   }
 }
 
-async function waitAndReport(context: Context, herald: Herald, submission: Submission, timeoutMs: number): Promise<void> {
+/**
+ * Waits for the outcome of an accepted send. However the wait ends (a timeout, a failed read,
+ * Ctrl-C) the submission still goes to stdout and the error names the key, so a script never
+ * takes the message for unsent, nor sends it twice by running the command again.
+ */
+async function waitAndReport(context: Context, herald: Herald, submission: Submission, timeoutMs: number, sentWith: SentWith): Promise<void> {
   const id = submission.notificationId;
-  context.out.note(context.out.style.dim(`Queued ${id} (${submission.status}); waiting up to ${timeoutMs / 1000} s for delivery…`));
+  const { out } = context;
+  out.note(out.style.dim(`Queued ${id} (${submission.status}, idempotency key ${keyLabel(sentWith)}); waiting up to ${timeoutMs / 1000} s for delivery…`));
+  noteOwnRetry(context, submission, sentWith);
+  const retry = { idempotencyKey: sentWith.key, note: RESEND_NOTE };
+  interruption.record({
+    show: () => out.result({ submission, notification: null }, () => showSubmission(out, submission, keyLabel(sentWith))),
+    message: `notification ${id} was accepted (${submission.status}); waiting for its outcome was stopped: check it with \`herald notify status ${id}\``,
+    retry,
+  });
   let notification: Notification;
   try {
     notification = await herald.notifications.waitForDelivery(id, { timeoutMs, intervalMs: POLL_MS });
   } catch (error) {
     if (error instanceof HeraldWaitTimeoutError) {
-      context.out.result({ submission, notification: error.notification }, () => showNotification(context.out, error.notification));
-      throw new CliError(EXIT.error, 'WAIT_TIMEOUT', `${error.message}; check later with \`herald notify status ${id}\``);
+      out.result({ submission, notification: error.notification }, () => showRecord(context, error.notification, sentWith));
+      throw withRetryKey(new CliError(EXIT.error, 'WAIT_TIMEOUT', `${error.message}; check later with \`herald notify status ${id}\``), retry.idempotencyKey, retry.note);
     }
-    // The send was accepted; only reading its outcome failed (a rate limit, the network). The
-    // submission still goes to stdout, so a script never takes the message for unsent.
-    context.out.result({ submission, notification: null }, () => showSubmission(context.out, submission));
+    // The send was accepted; only reading its outcome failed (a rate limit, the network).
+    out.result({ submission, notification: null }, () => showSubmission(out, submission, keyLabel(sentWith)));
     const cause = error instanceof Error ? error.message : String(error);
-    throw new CliError(exitCodeFor(error), 'WAIT_FAILED', `Notification ${id} was accepted (${submission.status}), but waiting for its outcome failed: ${cause}; check later with \`herald notify status ${id}\``);
+    const message = `Notification ${id} was accepted (${submission.status}), but waiting for its outcome failed: ${cause}; check later with \`herald notify status ${id}\``;
+    throw withRetryKey(new CliError(exitCodeFor(error), 'WAIT_FAILED', message), retry.idempotencyKey, retry.note);
+  } finally {
+    interruption.record(undefined);
   }
-  reportWait(context, submission, notification);
+  reportWait(context, submission, notification, sentWith);
 }
 
 /** `herald notify send`: one notification from flags (or stdin), optionally waiting for its outcome. */
@@ -89,14 +128,19 @@ retried safely; pass --idempotency-key to make re-running the command safe as we
     .action(async (flags: SendFlags, command: Command) => {
       if (flags.waitTimeout !== undefined && !flags.wait) throw usageError('--wait-timeout needs --wait');
       const context = contextOf(command);
-      const { params, generatedKey } = await notificationFrom(context, flags);
+      const { params, sentWith } = await notificationFrom(context, flags);
       const herald = context.herald();
-      const submission = await herald.notifications.send(params).catch((error: unknown) => {
-        // No answer, or a 5xx after the retries: the message may have been stored. The key says
-        // how to run the command again without a second message (in --json errors too).
-        throw outcomeUnknown(error) ? withRetryKey(error, params.idempotencyKey!, 'does not send it twice') : error;
-      });
-      if (flags.wait) return waitAndReport(context, herald, submission, flags.waitTimeout ?? DEFAULT_WAIT_MS);
-      reportSubmission(context, submission, params.idempotencyKey!, generatedKey);
+      // Stopped with the request in flight, the message may have been stored: the key says how to
+      // run the command again without a second message (in --json errors too), as for a lost answer.
+      interruption.record({ show: () => {}, message: 'the send may have reached the gateway', retry: { idempotencyKey: sentWith.key, note: RESEND_NOTE } });
+      const submission = await herald.notifications
+        .send(params)
+        .catch((error: unknown) => {
+          // No answer, or a 5xx after the retries: the message may have been stored.
+          throw outcomeUnknown(error) ? withRetryKey(error, sentWith.key, RESEND_NOTE) : error;
+        })
+        .finally(() => interruption.record(undefined));
+      if (flags.wait) return waitAndReport(context, herald, submission, flags.waitTimeout ?? DEFAULT_WAIT_MS, sentWith);
+      reportSubmission(context, submission, sentWith);
     });
 }
