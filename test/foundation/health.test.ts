@@ -60,6 +60,34 @@ describe('health', () => {
   });
 });
 
+describe('health of a worker process (HERALD_HEALTH_PORT)', () => {
+  it('answers GET /health alone on that port, and nothing listens without it', async () => {
+    const worker = await startGateway({ env: { HERALD_ROLE: 'worker', HERALD_HEALTH_PORT: '0' } });
+    try {
+      const res = await call(worker.url, undefined, 'GET', '/health');
+      assert.equal(res.status, 200);
+      assert.equal(res.body.status, 'ok');
+      assert.equal(res.body.role, 'worker');
+      assert.equal(res.body.database, onPostgres ? 'postgres' : 'pglite');
+      assertRateHeaders(res);
+      // The API is not served here: the one error shape, as for any unknown route.
+      for (const [method, path] of [['POST', '/v1/notify'], ['GET', '/v1/usage'], ['GET', '/openapi.json'], ['POST', '/mcp']] as const) {
+        const other = await call(worker.url, 'hrld_live_0123456789012345678901234567890123456789', method, path, method === 'POST' ? {} : undefined);
+        assert.equal(other.status, 404, `${method} ${path}`);
+        assert.ok(isErrorBody(other.body), JSON.stringify(other.body));
+      }
+    } finally {
+      await worker.close();
+    }
+    const quiet = await startGateway({ env: { HERALD_ROLE: 'worker' } });
+    try {
+      assert.equal(quiet.herald.url, undefined, 'no port without HERALD_HEALTH_PORT');
+    } finally {
+      await quiet.close();
+    }
+  });
+});
+
 describe('health with the embedded database closed', { skip: onPostgres && 'PGlite only: on PostgreSQL the connection is cut instead' }, () => {
   it('answers 503 with the error body, status and timestamp', async () => {
     const gw = await startGateway();

@@ -38,6 +38,45 @@ export type ExtraRoutes = (app: FastifyInstance) => void;
 
 /** Builds the HTTP app: every route module is registered here, by name. */
 export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<FastifyInstance> {
+  const app = await baseApp(deps, { openApi: true });
+  healthRoutes(app, deps);
+  accountRoutes(app, deps);
+  requestLogRoutes(app, deps);
+  adminRoutes(app, deps);
+  notificationRoutes(app, deps);
+  previewRoutes(app, deps);
+  subscriptionRoutes(app, deps);
+  sandboxRoutes(app, deps);
+  engagementRoutes(app, deps);
+  identityRoutes(app, deps);
+
+  scheduleRoutes(app, deps);
+  templateRoutes(app, deps);
+  broadcastRoutes(app, deps);
+  reportingRoutes(app, deps);
+  webhookRoutes(app, deps);
+  webhookDeliveryRoutes(app, deps);
+  receiptRoutes(app, deps);
+
+  await mcpRoutes(app, deps);
+  openApiRoutes(app);
+  extraRoutes?.(app);
+
+  return app;
+}
+
+/**
+ * The worker role's HTTP app (HERALD_HEALTH_PORT): `GET /health` alone, for a process manager's
+ * liveness probe, with the limits and error shape of the API.
+ */
+export async function buildHealthApp(deps: Deps): Promise<FastifyInstance> {
+  const app = await baseApp(deps, { openApi: false });
+  healthRoutes(app, deps);
+  return app;
+}
+
+/** Fastify with the gateway's parsers, guard (limits, authentication, request log) and error shape; no routes yet. */
+async function baseApp(deps: Deps, { openApi }: { openApi: boolean }): Promise<FastifyInstance> {
   const nextRequestId = requestIdGenerator();
   const unrouted = unroutedAnswers(deps, nextRequestId);
   const app = Fastify({
@@ -85,34 +124,10 @@ export async function buildApp(deps: Deps, extraRoutes?: ExtraRoutes): Promise<F
     }
   });
 
-  await registerOpenApi(app, deps);
+  if (openApi) await registerOpenApi(app, deps);
 
   // The guard first: it gives every route, and the not-found handler, its hook as they are set.
   installGuard(app, deps);
   installErrorHandler(app, deps.log, notFoundGuard(app));
-
-  healthRoutes(app, deps);
-  accountRoutes(app, deps);
-  requestLogRoutes(app, deps);
-  adminRoutes(app, deps);
-  notificationRoutes(app, deps);
-  previewRoutes(app, deps);
-  subscriptionRoutes(app, deps);
-  sandboxRoutes(app, deps);
-  engagementRoutes(app, deps);
-  identityRoutes(app, deps);
-
-  scheduleRoutes(app, deps);
-  templateRoutes(app, deps);
-  broadcastRoutes(app, deps);
-  reportingRoutes(app, deps);
-  webhookRoutes(app, deps);
-  webhookDeliveryRoutes(app, deps);
-  receiptRoutes(app, deps);
-
-  await mcpRoutes(app, deps);
-  openApiRoutes(app);
-  extraRoutes?.(app);
-
   return app;
 }

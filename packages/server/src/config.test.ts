@@ -54,6 +54,7 @@ describe('loadConfig', () => {
   it('quotes the bad value so the operator sees what was read', () => {
     assert.match(failure({ PORT: 'abc' }).message, /"abc"/);
     assert.match(failure({ LOG_LEVEL: 'loud' }).message, /"loud"/);
+    assert.match(failure({ HERALD_HEALTH_PORT: '70000' }).message, /HERALD_HEALTH_PORT/);
   });
 
   it('has working defaults for an empty environment', () => {
@@ -61,6 +62,7 @@ describe('loadConfig', () => {
     assert.equal(config.port, 3000);
     assert.equal(config.host, '0.0.0.0');
     assert.equal(config.role, 'all');
+    assert.equal(config.healthPort, undefined);
     assert.equal(config.logLevel, 'info');
     assert.equal(config.dataDir, path.resolve('.herald'));
     assert.equal(config.databaseUrl, undefined);
@@ -77,8 +79,9 @@ describe('loadConfig', () => {
   });
 
   it('treats empty variables as unset', () => {
-    const config = loadConfig({ PORT: '', HERALD_ROLE: '', LOG_LEVEL: '', DATABASE_URL: '', REDIS_URL: '', HERALD_ADMIN_TOKEN: '' });
+    const config = loadConfig({ PORT: '', HERALD_ROLE: '', LOG_LEVEL: '', DATABASE_URL: '', REDIS_URL: '', HERALD_ADMIN_TOKEN: '', HERALD_HEALTH_PORT: '' });
     assert.equal(config.port, 3000);
+    assert.equal(config.healthPort, undefined);
     assert.equal(config.role, 'all');
     assert.equal(config.databaseUrl, undefined);
     assert.equal(config.adminToken, undefined);
@@ -89,6 +92,7 @@ describe('loadConfig', () => {
       PORT: '8080',
       HOST: '127.0.0.1',
       HERALD_ROLE: 'worker',
+      HERALD_HEALTH_PORT: '9090',
       LOG_LEVEL: 'warn',
       HERALD_DATA_DIR: 'memory://',
       DATABASE_URL: 'postgresql://u:p@db:5432/herald',
@@ -102,6 +106,7 @@ describe('loadConfig', () => {
     assert.equal(config.port, 8080);
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.role, 'worker');
+    assert.equal(config.healthPort, 9090);
     assert.equal(config.logLevel, 'warn');
     assert.equal(config.dataDir, 'memory://');
     assert.equal(config.databaseUrl, 'postgresql://u:p@db:5432/herald');

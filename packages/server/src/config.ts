@@ -8,6 +8,8 @@ export interface Config {
   port: number;
   host: string;
   role: 'all' | 'api' | 'worker';
+  /** The worker role's port for `GET /health` alone (unset: it listens on none). */
+  healthPort: number | undefined;
   logLevel: string;
   dataDir: string;
   databaseUrl?: string;
@@ -198,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host: env.HOST || '0.0.0.0',
     role: oneOf(env, 'HERALD_ROLE', ['all', 'api', 'worker'] as const, 'all'),
+    healthPort: env.HERALD_HEALTH_PORT ? integer(env, 'HERALD_HEALTH_PORT', 0, 0, 65535) : undefined,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     dataDir: dataDir(env.HERALD_DATA_DIR),
     databaseUrl,

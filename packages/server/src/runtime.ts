@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { buildApp, type ExtraRoutes } from './app.js';
+import { buildApp, buildHealthApp, type ExtraRoutes } from './app.js';
 import { randomToken } from './auth/api-keys.js';
 import { Authenticator } from './auth/authenticator.js';
 import { ConfigError, type Config } from './config.js';
@@ -30,7 +30,7 @@ import { serializeError } from './serialize-error.js';
 export interface Herald {
   deps: Deps;
   app: FastifyInstance | undefined;
-  /** The address the API listens on, when this process runs the api role. */
+  /** The address the API listens on (api role), or the worker's health check (HERALD_HEALTH_PORT). */
   url: string | undefined;
   close(): Promise<void>;
 }
@@ -87,13 +87,13 @@ function lockOwnDataDir(dir: string): () => void {
  * Listens on HOST:PORT; an address that cannot be taken is a configuration error naming the
  * variable (startHerald closes the app on any failure).
  */
-async function listen(app: FastifyInstance, config: Config): Promise<string> {
+async function listen(app: FastifyInstance, config: Config, port = { name: 'PORT', value: config.port }): Promise<string> {
   try {
-    return await app.listen({ port: config.port, host: config.host });
+    return await app.listen({ port: port.value, host: config.host });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new ConfigError('PORT', `${config.port} is already in use on ${config.host}`);
-    if (code === 'EACCES') throw new ConfigError('PORT', `${config.port} on ${config.host} needs privileges this process does not have`);
+    if (code === 'EADDRINUSE') throw new ConfigError(port.name, `${port.value} is already in use on ${config.host}`);
+    if (code === 'EACCES') throw new ConfigError(port.name, `${port.value} on ${config.host} needs privileges this process does not have`);
     if (code === 'EADDRNOTAVAIL') throw new ConfigError('HOST', `"${config.host}" is not an address of this machine`);
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new ConfigError('HOST', `"${config.host}" could not be resolved (${code})`);
     throw error;
@@ -186,6 +186,10 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
       app = await buildApp(deps, options.routes);
       url = await listen(app, config);
       log.info({ url, database: db.engine }, 'herald listening');
+    } else if (config.healthPort !== undefined) {
+      app = await buildHealthApp(deps);
+      url = await listen(app, config, { name: 'HERALD_HEALTH_PORT', value: config.healthPort });
+      log.info({ url, database: db.engine }, 'herald worker health listening');
     }
 
     // Background loops run in the worker role (and in `all`); each claims its rows with claimDue.
