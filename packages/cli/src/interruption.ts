@@ -4,8 +4,8 @@ import type { Output } from './output.js';
 
 /** What a command has already done that a Ctrl-C must not hide. */
 export interface PartialOutcome {
-  /** Prints the result so far on stdout, as the command itself would. */
-  show(): void;
+  /** Prints the result so far on stdout, as the command itself would (none yet: omitted). */
+  show?: () => void;
   /** The cancellation's message: what was already done. */
   message: string;
   /** The key that makes running the command again safe, and what running it again does. */
@@ -40,7 +40,7 @@ export class Interruption {
     if (partial?.retry) withRetryKey(error, partial.retry.idempotencyKey, partial.retry.note);
     if (this.out) {
       this.out.note(''); // past the ^C the terminal echoed
-      partial?.show();
+      partial?.show?.();
       this.out.error(error);
     }
     return EXIT.usage;

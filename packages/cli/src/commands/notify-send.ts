@@ -132,7 +132,7 @@ retried safely; pass --idempotency-key to make re-running the command safe as we
       const herald = context.herald();
       // Stopped with the request in flight, the message may have been stored: the key says how to
       // run the command again without a second message (in --json errors too), as for a lost answer.
-      interruption.record({ show: () => {}, message: 'the send may have reached the gateway', retry: { idempotencyKey: sentWith.key, note: RESEND_NOTE } });
+      interruption.record({ message: 'the send may have reached the gateway', retry: { idempotencyKey: sentWith.key, note: RESEND_NOTE } });
       const submission = await herald.notifications
         .send(params)
         .catch((error: unknown) => {
