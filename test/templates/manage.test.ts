@@ -71,6 +71,9 @@ describe('email templates: create, read, version, restore, delete', () => {
       ['raw html output', { htmlSource: '<p>ok</p>\n\n{{{name}}}' }, /^htmlSource line 3: \{\{\{name\}\}\} would insert a value without HTML escaping/],
       ['partials', { htmlSource: '{{> header}}' }, /^htmlSource line 1: partials/],
       ['unknown helper', { textSource: '{{uppercase name}}' }, /^textSource line 1: unknown helper "uppercase"/],
+      ['blank subject', { subjectTemplate: '   ' }, /^subjectTemplate is blank: it must hold something to show/],
+      ['blank text', { textSource: '\u200b \n' }, /^textSource is blank/],
+      ['blank html', { htmlSource: ' ' }, /^htmlSource is blank/],
     ];
     for (const [label, overrides, message] of cases) {
       const res = await api('POST', BASE, sampleTemplate(overrides));

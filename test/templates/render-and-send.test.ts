@@ -97,6 +97,44 @@ describe('sending with a template', () => {
     assert.equal(n, 0, 'nothing was stored');
   });
 
+  it('refuses variables that render a blank subject or text, a subject too long for a header, or print an object; a missing parent in a condition is false', async () => {
+    const created = await call(gw.url, acme.apiKey, 'POST', BASE, {
+      name: 'Loose',
+      category: 'defi',
+      subjectTemplate: '{{s}}',
+      htmlSource: '<p>{{#if promo.code}}Code {{promo.code}}{{else}}No promo{{/if}} {{t}}</p>',
+      textSource: '{{#if promo.code}}Code {{promo.code}}{{else}}No promo{{/if}} {{t}}',
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const loose = created.body.templateId;
+    const textOnly = (await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Bare', category: 'defi', subjectTemplate: '{{s}}', htmlSource: '<p>{{t}}</p>', textSource: '{{t}}' })).body.templateId;
+    const before = (await call(gw.url, acme.apiKey, 'GET', '/v1/usage')).body.usage;
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      [loose, { s: ' \u200b', t: 'x' }, /^templateVariables does not fit template tmpl_\w+: subjectTemplate could not be rendered: the subject it renders with these variables is blank/],
+      [textOnly, { s: 'S', t: '' }, /textSource could not be rendered: the text it renders with these variables is blank/],
+      [loose, { s: 'S'.repeat(999), t: 'x' }, /the subject it renders with these variables is 999 characters; at most 998 fit an email header/],
+      [loose, { s: 'S', t: { first: 'Ann' } }, /htmlSource could not be rendered: "t" is an object; a placeholder prints text, a number or true\/false/],
+      [loose, { s: 'S', t: [1, 2] }, /"t" is a list/],
+    ];
+    for (const [id, templateVariables, message] of cases) {
+      for (const path of ['/v1/notify', '/v1/preview']) {
+        const res = await call(gw.url, acme.apiKey, 'POST', path, { wallet, subject: 's', body: 'b', category: 'defi', templateId: id, templateVariables });
+        assert.equal(res.status, 400, `${path} ${JSON.stringify(templateVariables)}: ${JSON.stringify(res.body)}`);
+        assert.equal(res.body.code, 'VALIDATION_ERROR');
+        assert.match(res.body.message, message, path);
+      }
+    }
+    assert.equal((await call(gw.url, acme.apiKey, 'GET', '/v1/usage')).body.usage, before, 'nothing was charged');
+
+    // A condition whose parent is missing or null is simply false, as the docs say of a missing variable.
+    for (const [promo, shown] of [[undefined, 'No promo x'], [null, 'No promo x'], [{ code: 'SAVE5' }, 'Code SAVE5 x']] as const) {
+      const preview = await call(gw.url, acme.apiKey, 'POST', '/v1/preview', { wallet, subject: 's', body: 'b', category: 'defi', templateId: loose, templateVariables: { s: 'S', t: 'x', promo } });
+      assert.equal(preview.status, 200, JSON.stringify(preview.body));
+      assert.equal(preview.body.smsText, `S: ${shown}`);
+      assert.equal((await send({ templateId: loose, templateVariables: { s: 'S', t: 'x', promo } })).status, 202);
+    }
+  });
+
   it('previews placeholders without a value as written, so a template previews before its values are known', async () => {
     const preview = (body: Record<string, unknown>) => call(gw.url, acme.apiKey, 'POST', '/v1/preview', { wallet, subject: 's', body: 'b', category: 'defi', ...body });
     const bare = await preview({ templateId });
@@ -157,7 +195,8 @@ describe('sending with a template', () => {
     assert.equal(withPromo.body.subject, 'Offer: 10% off');
     assert.equal(withPromo.body.smsText, 'Offer: 10% off: P 10% off 10% off');
     const given = await preview({ templateId: both.body.templateId, templateVariables: { user: { id: 1 } } });
-    assert.equal(given.body.subject, '{{user.name}} / [object Object]', 'an object given as a value renders as a send would render it');
+    assert.equal(given.status, 400, 'an object given as a value is refused, as a send refuses it');
+    assert.match(given.body.message, /"user" is an object; a placeholder prints text/);
     const refused = await preview({ templateId: nested.body.templateId, templateVariables: { user: 'Ana' } });
     assert.equal(refused.status, 400);
     assert.ok(isErrorBody(refused.body));
@@ -186,6 +225,25 @@ describe('sending with a template', () => {
     assert.ok(isErrorBody(bulk.body));
     assert.equal(bulk.body.code, 'TEMPLATE_NOT_FOUND');
     assert.equal(bulk.body.message, 'Template tmpl_nope does not exist (notifications[1].templateId)');
+  });
+
+  it('fails at once, without retries, a stored notification whose variables its template cannot render', async () => {
+    const sent = await send({ templateId, templateVariables: vars(), preferredChannel: 'telegram' });
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    // Variables stored before a rule that now refuses them: an object where a placeholder prints.
+    await gw.herald.deps.db.query('UPDATE notifications SET template_variables = $2 WHERE id = $1', [sent.body.notificationId, JSON.stringify(vars({ asset: { symbol: 'SOL' } }))]);
+    const worker = createDeliveryWorker(gw.herald.deps, { ...gw.herald.deps.config.delivery, idleMs: 50 });
+    worker.start();
+    try {
+      const record = await waitFor(async () => {
+        const res = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${sent.body.notificationId}`);
+        return res.body.status === 'failed' ? res.body : undefined;
+      });
+      assert.equal(record.attempts.length, 1, 'no retry: it could never render');
+      assert.match(record.attempts[0].error, /^the template could not be rendered: htmlSource could not be rendered: "asset" is an object/);
+    } finally {
+      await worker.stop();
+    }
   });
 
   it('delivers with the version the notification recorded, even after the template changed', async () => {

@@ -5,6 +5,7 @@ import type { Deps } from '../deps.js';
 import { TrackingLinks } from '../engagement/tracking-links.js';
 import { JobLoop } from '../jobs/loop.js';
 import { tableStatistics } from '../db/table-statistics.js';
+import { MissingVariableError, TemplateRenderError } from '../templates/compile-template.js';
 import { composeMessage, CONTACT, contactFor } from './compose-message.js';
 import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNames, releaseClaims, renewLeases, withTemplates, type DueNotification } from './delivery-store.js';
 import { loadContactsFor } from './load-contacts.js';
@@ -80,7 +81,11 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
           outcome = await provider.send(message);
         }
       } catch (error) {
-        outcome = { kind: 'retry', error: `provider error: ${(error as Error).message}` };
+        // A template that cannot render these variables (stored before a rule refused them) never will.
+        outcome =
+          error instanceof MissingVariableError || error instanceof TemplateRenderError
+            ? { kind: 'failed', error: `the template could not be rendered: ${error.message}` }
+            : { kind: 'retry', error: `provider error: ${(error as Error).message}` };
       }
     }
     const settlement = settle(n, outcome, {

@@ -70,7 +70,54 @@ describe('compileTemplate', () => {
 
   it('never reads prototype properties', () => {
     assert.equal(missing(() => compileTemplate(sources('{{#with o}}[{{constructor.name}}]{{/with}}')).render({ o: {} })).variable, 'constructor.name');
-    assert.equal(compileTemplate(sources('[{{o.__proto__}}]')).render({ o: {} }).html, '[]');
+    assert.equal(missing(() => compileTemplate(sources('[{{o.__proto__}}]')).render({ o: {} })).variable, 'o.__proto__');
+    assert.equal(missing(() => compileTemplate(sources('[{{lookup o "constructor"}}]')).render({ o: {} })).variable, 'o.constructor');
+  });
+
+  it('reads a condition or context whose parent is missing or null as false, never as an error', () => {
+    const promo = compileTemplate(sources('{{#if promo.code}}Code {{promo.code}}{{else}}No promo{{/if}}'));
+    assert.equal(promo.render({}).html, 'No promo');
+    assert.equal(promo.render({ promo: null }).html, 'No promo');
+    assert.equal(promo.render({ promo: {} }).html, 'No promo');
+    assert.equal(promo.render({ promo: { code: 'X1' } }).html, 'Code X1');
+    assert.equal(compileTemplate(sources('{{#unless a.b.c}}none{{/unless}}')).render({}).html, 'none');
+    assert.equal(compileTemplate(sources('[{{#each a.list}}x{{/each}}]')).render({ a: 'text' }).html, '[]');
+    assert.equal(compileTemplate(sources('[{{#with a.b}}{{c}}{{/with}}]')).render({}).html, '[]');
+    assert.equal(compileTemplate(sources('{{#if (lookup user "vip")}}VIP{{else}}-{{/if}}')).render({}).html, '-');
+    assert.equal(compileTemplate(sources('{{#each rows}}{{#if ../user.vip}}*{{/if}}{{this}}{{/each}}')).render({ rows: ['a', 'b'] }).html, 'ab');
+  });
+
+  it('names a printed path whose parent is missing or null, and a lookup that finds nothing, as missing', () => {
+    const city = compileTemplate(sources('<p>\n{{user.address.city}}</p>'));
+    for (const variables of [{}, { user: null }, { user: {} }, { user: { address: null } }]) {
+      const error = missing(() => city.render(variables));
+      assert.deepEqual([error.field, error.variable, error.line], ['htmlSource', 'user.address.city', 2], JSON.stringify(variables));
+    }
+    assert.equal(city.render({ user: { address: { city: 'Lyon' } } }).html, '<p>\nLyon</p>');
+    const first = compileTemplate(sources('Hi {{lookup user "first"}}'));
+    assert.equal(missing(() => first.render({})).variable, 'user.first');
+    assert.equal(missing(() => first.render({ user: {} })).variable, 'user.first');
+    assert.equal(first.render({ user: { first: 'Ann' } }).html, 'Hi Ann');
+    assert.equal(compileTemplate(sources('{{#each items}}{{lookup ../labels @index}} {{/each}}')).render({ items: [1, 2], labels: ['a', 'b'] }).html, 'a b ');
+    assert.equal(missing(() => compileTemplate(sources('{{#each items}}{{../title}}{{/each}}')).render({ items: [1] })).variable, 'title');
+  });
+
+  it('refuses to print an object or a list, which would show as "[object Object]" or "1,2"', () => {
+    for (const [source, variables, what] of [
+      ['Hi {{name}}', { name: { first: 'Ann' } }, /"name" is an object/],
+      ['Hi {{name}}', { name: [1, 2] }, /"name" is a list/],
+      ['{{user.tags}}', { user: { tags: ['a'] } }, /"user\.tags" is a list/],
+      ['{{#each rows}}{{this}}{{/each}}', { rows: [{ a: 1 }] }, /"this" is an object/],
+      ['{{lookup user "profile"}}', { user: { profile: {} } }, /"user\.profile" is an object/],
+    ] as const) {
+      assert.throws(
+        () => compileTemplate(sources('x', source)).render(variables as Record<string, unknown>),
+        (error) => error instanceof TemplateRenderError && what.test(error.message) && /a placeholder prints text, a number or true\/false/.test(error.message),
+        source,
+      );
+    }
+    // null prints nothing, as before; numbers and booleans print as written
+    assert.equal(compileTemplate(sources('[{{a}}|{{b}}|{{c}}|{{d.e}}]')).render({ a: null, b: 0, c: false, d: { e: 1.5 } }).html, '[|0|false|1.5]');
   });
 
   it('reports other render failures as TemplateRenderError', () => {

@@ -9,6 +9,7 @@
  * create/update, because nothing could resolve them when the template is rendered.
  */
 import Handlebars from 'handlebars';
+import { cleanSubject, hasVisibleText } from '../rendering/clean-text.js';
 
 export type TemplateField = 'subjectTemplate' | 'htmlSource' | 'textSource';
 export const TEMPLATE_FIELDS: readonly TemplateField[] = ['subjectTemplate', 'htmlSource', 'textSource'];
@@ -122,6 +123,7 @@ function describeParseError(error: Error, source: string): { line: number; reaso
  * create and update so a broken template is refused before anything is stored.
  */
 export function findTemplateProblem(field: TemplateField, source: string): string | null {
+  if (!hasVisibleText(source)) return `${field} is blank: it must hold something to show, not only spaces, control or zero-width characters`;
   let ast: hbs.AST.Program;
   try {
     ast = hb.parse(source);
@@ -164,6 +166,105 @@ export function placeholderPaths(sources: TemplateSources): string[] {
   return [...paths].filter((path) => !conditions.has(path) && !fieldsOfConditions.some((prefix) => path.startsWith(prefix)));
 }
 
+type PathNode = hbs.AST.PathExpression;
+type Param = hbs.AST.Expression;
+
+/** The helper printed placeholders are rewritten to (internal: a template cannot name it, see refusal). */
+const PRINT = 'heraldPrint';
+
+/** A lookup of one variable in the current context (the first segment of `path`, at its depth). */
+function rootOf(path: PathNode): PathNode {
+  const [first] = path.parts;
+  return { type: 'PathExpression', data: false, depth: path.depth, parts: first === undefined ? [] : [first], original: first ?? 'this', loc: path.loc };
+}
+
+const literal = (value: string, loc: hbs.AST.SourceLocation): hbs.AST.StringLiteral => ({ type: 'StringLiteral', value, original: value, loc });
+
+/**
+ * `a.b.c` as a block's condition or a helper's argument, rewritten to `(lookup (lookup a "b") "c")`:
+ * in strict mode Handlebars reads the segments before the last without checking them, so a missing
+ * `a` was a JavaScript TypeError; a missing one is now undefined, and a condition on it false.
+ */
+function safeParam(param: Param): Param {
+  if (param.type !== 'PathExpression') return param;
+  const path = param as PathNode;
+  if (path.data || path.parts.length < 2) return param;
+  const lookup: PathNode = { type: 'PathExpression', data: false, depth: 0, parts: ['lookup'], original: 'lookup', loc: path.loc };
+  return path.parts.slice(1).reduce<Param>(
+    (inner, name) => ({ type: 'SubExpression', path: lookup, params: [inner, literal(name, path.loc)], hash: undefined as never, loc: path.loc }) as hbs.AST.SubExpression,
+    rootOf(path),
+  );
+}
+
+/**
+ * Rewrites a parsed source for rendering (the stored source is unchanged): the arguments of
+ * every helper and block become null-safe (safeParam), and every printed placeholder, `{{a.b}}`
+ * and `{{lookup a "b"}}` alike, goes through PRINT, which refuses a missing value and a value
+ * that is an object or a list (they would print as "[object Object]" and "1,2").
+ */
+function prepareForRendering(ast: hbs.AST.Program): void {
+  for (const node of walk(ast)) {
+    if (node.type !== 'MustacheStatement' && node.type !== 'BlockStatement' && node.type !== 'SubExpression') continue;
+    const call = node as unknown as hbs.AST.MustacheStatement;
+    call.params = call.params.map(safeParam);
+    for (const pair of call.hash?.pairs ?? []) pair.value = safeParam(pair.value);
+    if (node.type !== 'MustacheStatement' || call.path.type !== 'PathExpression') continue;
+    const path = call.path as PathNode;
+    if (path.data) continue;
+    const loc = call.loc;
+    if (call.params.length === 0 && !call.hash) {
+      const label = path.original.replace(/^(?:\.\.\/)+/, '') || 'this';
+      call.params = [rootOf(path), ...path.parts.slice(1).map((name) => literal(name, loc))];
+      call.hash = { type: 'Hash', pairs: [{ type: 'HashPair', key: 'path', value: literal(label, loc), loc }], loc };
+      call.path = { ...path, parts: [PRINT], original: PRINT, depth: 0 };
+    } else if (path.original === 'lookup' && call.params.length === 2) {
+      const [object, key] = call.params;
+      const label = `${describeParam(object)}.${describeParam(key)}`;
+      call.hash = { type: 'Hash', pairs: [{ type: 'HashPair', key: 'path', value: literal(label, loc), loc }], loc };
+      call.path = { ...path, parts: [PRINT], original: PRINT };
+    }
+  }
+}
+
+/** How a rewritten argument was written, to name it in a refusal. */
+function describeParam(param: Param): string {
+  if (param.type === 'PathExpression') return (param as PathNode).original;
+  if (param.type === 'SubExpression') {
+    const [object, key] = (param as hbs.AST.SubExpression).params;
+    return `${describeParam(object)}.${describeParam(key)}`;
+  }
+  return String((param as hbs.AST.StringLiteral).original);
+}
+
+/**
+ * The text a value made up by a preview prints as (`{{a}}` for the object standing in for a missing
+ * `a` of `{{a.b}}`): a value no variable given as JSON can carry.
+ */
+export const SHOWN_AS = Symbol('herald.shownAs');
+
+hb.registerHelper(PRINT, function print(this: unknown, ...args: unknown[]) {
+  const options = args.pop() as { hash: { path: string }; loc?: hbs.AST.SourceLocation };
+  const [root, ...keys] = args;
+  const path = options.hash.path;
+  const missing = () => new hb.Exception(`"${path}" not defined in the variables`, { loc: options.loc } as never);
+  let value = root;
+  for (const key of keys) {
+    if (value === undefined || value === null) throw missing();
+    if (typeof value !== 'object') {
+      const shown = String(value).length > 40 ? `${String(value).slice(0, 37)}...` : String(value);
+      throw new hb.Exception(`"${String(key)}" cannot be read from the value ${JSON.stringify(shown)}, which is not an object`);
+    }
+    if (!Object.prototype.hasOwnProperty.call(value, key as PropertyKey)) throw missing();
+    value = (value as Record<string, unknown>)[key as string];
+  }
+  if (value === undefined) throw missing();
+  if (value !== null && typeof value === 'object') {
+    if (SHOWN_AS in value) return (value as { [SHOWN_AS]: string })[SHOWN_AS];
+    throw new hb.Exception(`"${path}" is ${Array.isArray(value) ? 'a list' : 'an object'}; a placeholder prints text, a number or true/false`);
+  }
+  return value;
+});
+
 interface CompiledSource {
   field: TemplateField;
   render: (variables: Record<string, unknown>) => string;
@@ -177,6 +278,7 @@ function compileSource(field: TemplateField, source: string): CompiledSource {
   for (const node of walk(ast)) {
     if (node.type === 'PathExpression' && node.loc) paths.set(`${node.loc.start.line}:${node.loc.start.column}`, pathName(node));
   }
+  prepareForRendering(ast);
   const template = hb.compile(ast, { strict: true, noEscape: field !== 'htmlSource' });
   return { field, render: (variables) => template(variables), paths };
 }
@@ -203,6 +305,22 @@ function readableRenderError(message: string): string {
   return `"${lookup[1]}" cannot be read from the value ${JSON.stringify(value)}, which is not an object`;
 }
 
+/** The longest subject an email header carries (as for a send's own `subject`). */
+const MAX_SUBJECT = 998;
+
+/**
+ * What the variables made of a template must be sendable, as a send's own subject and body must
+ * be: a subject that shows something and fits an email header, and a text that shows something
+ * (Telegram and SMS carry it, and refuse an empty message).
+ */
+function checkRendered(rendered: { subject: string; text: string }): void {
+  const blank = 'only spaces, control or zero-width characters';
+  if (!hasVisibleText(rendered.subject)) throw new TemplateRenderError('subjectTemplate', `the subject it renders with these variables is blank (${blank})`);
+  const length = [...cleanSubject(rendered.subject)].length;
+  if (length > MAX_SUBJECT) throw new TemplateRenderError('subjectTemplate', `the subject it renders with these variables is ${length} characters; at most ${MAX_SUBJECT} fit an email header`);
+  if (!hasVisibleText(rendered.text)) throw new TemplateRenderError('textSource', `the text it renders with these variables is blank (${blank}); Telegram and SMS carry it`);
+}
+
 export interface CompiledTemplate {
   /** Throws MissingVariableError or TemplateRenderError. */
   render(variables: Record<string, unknown>): { subject: string; html: string; text: string };
@@ -224,11 +342,11 @@ export function compileTemplate(sources: TemplateSources, cacheKey?: string): Co
   const html = compileSource('htmlSource', sources.htmlSource);
   const text = compileSource('textSource', sources.textSource);
   const compiled: CompiledTemplate = {
-    render: (variables) => ({
-      subject: renderSource(subject, variables),
-      html: renderSource(html, variables),
-      text: renderSource(text, variables),
-    }),
+    render: (variables) => {
+      const rendered = { subject: renderSource(subject, variables), html: renderSource(html, variables), text: renderSource(text, variables) };
+      checkRendered(rendered);
+      return rendered;
+    },
   };
   if (cacheKey) {
     if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
-import { compileTemplate, MissingVariableError, placeholderPaths, TemplateRenderError } from './compile-template.js';
+import { compileTemplate, MissingVariableError, placeholderPaths, SHOWN_AS, TemplateRenderError } from './compile-template.js';
 import { requireTemplateTier } from './manage-templates.js';
 import type { TemplateVersion } from './render-templated-notification.js';
 import { currentVersionsWithSources } from './template-store.js';
@@ -121,9 +121,9 @@ const UNREACHABLE = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
  * An object the preview makes up for a missing `a` of `{{a.b}}`: a template that also names `{{a}}`
- * whole shows it as written, where a plain object would read "[object Object]". The method is not
- * enumerable, so `{{#each a}}` sees only the fields.
+ * whole shows it as written (SHOWN_AS), where an object given as a value is refused. The symbol is
+ * no field: `{{#each a}}` sees only the fields.
  */
 function placeholderObject(path: string): Record<string, unknown> {
-  return Object.defineProperty({}, 'toString', { value: () => `{{${path}}}`, enumerable: false });
+  return Object.defineProperty({}, SHOWN_AS, { value: `{{${path}}}`, enumerable: false });
 }
