@@ -115,7 +115,13 @@ describe('receipt lifecycle on the embedded litesvm chain', () => {
       assert.equal(receipt.merklePath.length, 10);
       const result = await verifyReceipt(receipt);
       assert.deepEqual(result, { valid: true, checks: { proof: true, publicSignals: true, merklePath: true, onChain: null, signer: null }, errors: [] });
+      assert.equal(receipt.publicSignals.length, 5);
+      assert.equal(BigInt(receipt.publicSignals[0]), BigInt(receipt.commitment), 'the proof is about this leaf');
     }
+    // The other leaf of the batch, with its own path to the same root, is not this notification's.
+    const swapped = { ...receipts[0], commitment: receipts[1].commitment, leafIndex: receipts[1].leafIndex, merklePath: receipts[1].merklePath };
+    const refused = await verifyReceipt(swapped);
+    assert.deepEqual([refused.valid, refused.checks.merklePath, refused.checks.publicSignals, refused.checks.proof], [false, true, false, true]);
     // The receipt hides what the leaf commits to besides the id and the wallet.
     const text = JSON.stringify(receipts[0]);
     for (const hidden of ['telegram', 'Vault unlocked', '918273645', a.delivered_at, String(Date.parse(a.delivered_at))]) assert.ok(!text.includes(hidden), hidden);

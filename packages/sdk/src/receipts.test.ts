@@ -65,7 +65,7 @@ function handmadeReceipt(): Receipt {
     leafIndex,
     merklePath: path.map(h),
     proof: { pi_a: ['1', '2', '1'], pi_b: [['1', '2'], ['3', '4'], ['1', '0']], pi_c: ['1', '2', '1'], protocol: 'groth16', curve: 'bn128' },
-    publicSignals: [node.toString(), ulidValue(id)!.toString(), BigInt('0x' + hex.slice(0, 32)).toString(), BigInt('0x' + hex.slice(32)).toString()],
+    publicSignals: [commitment.toString(), node.toString(), ulidValue(id)!.toString(), BigInt('0x' + hex.slice(0, 32)).toString(), BigInt('0x' + hex.slice(32)).toString()],
     tx: '5'.repeat(64),
     cluster: 'litesvm',
     signer: bs58.encode(new Uint8Array(32).fill(9)),
@@ -134,6 +134,23 @@ describe('verifyReceipt (checks besides the pairing)', () => {
     const root = await verifyReceipt({ ...base, root: '0x' + '3'.padStart(64, '0') }, { groth16: accepting });
     assert.equal(root.checks.merklePath, false);
     assert.equal(root.checks.publicSignals, false);
+  });
+
+  it("fails a receipt carrying another leaf of its batch (that leaf's commitment and path): the proof's commitment is another", async () => {
+    const base = handmadeReceipt();
+    // The leaf beside this one (index 4): its path starts with this leaf and leads to the same root.
+    const neighbour = { ...base, commitment: base.merklePath[0], leafIndex: 4, merklePath: [base.commitment, ...base.merklePath.slice(1)] };
+    const result = await verifyReceipt(neighbour, { groth16: accepting });
+    assert.equal(result.checks.merklePath, true, 'the neighbour is in the batch');
+    assert.equal(result.checks.publicSignals, false, 'but it is not the leaf the proof is about');
+    assert.equal(result.valid, false);
+  });
+
+  it('accepts a receipt proven before the commitment was a signal (four signals), without that binding', async () => {
+    const legacy = { ...handmadeReceipt() };
+    legacy.publicSignals = legacy.publicSignals.slice(1);
+    assert.deepEqual((await verifyReceipt(legacy, { groth16: accepting })).checks.publicSignals, true);
+    assert.equal((await verifyReceipt({ ...legacy, publicSignals: legacy.publicSignals.slice(1) }, { groth16: accepting })).checks.publicSignals, false, 'three is not a layout');
   });
 
   it('never throws on a malformed receipt', async () => {

@@ -19,7 +19,10 @@ export interface Receipt {
   /** Sibling hashes from the leaf up to the root. */
   merklePath: string[];
   proof: { pi_a: string[]; pi_b: string[][]; pi_c: string[]; protocol: string; curve: string };
-  /** [root, notification id, wallet high 128 bits, wallet low 128 bits] as decimal strings. */
+  /**
+   * [commitment, root, notification id, wallet high 128 bits, wallet low 128 bits] as decimal
+   * strings; receipts proven before the commitment was a signal have the last four only.
+   */
   publicSignals: string[];
   /** Signature of the memo transaction. */
   tx: string;
@@ -61,7 +64,7 @@ export interface ReceiptVerification {
   checks: {
     /** The Groth16 proof verifies against the verification key and the public signals. */
     proof: boolean;
-    /** The public signals are the receipt's root, notification id and wallet. */
+    /** The public signals are the receipt's commitment, root, notification id and wallet. */
     publicSignals: boolean;
     /** The commitment and path lead to the root. */
     merklePath: boolean;
@@ -99,7 +102,7 @@ export async function verifyReceipt(receipt: Receipt, options: VerifyReceiptOpti
     if (!ok) errors.push(why);
     return ok;
   };
-  const publicSignals = check(signalsMatch(receipt), "the public signals are not this receipt's root, notification id and wallet");
+  const publicSignals = check(signalsMatch(receipt), "the public signals are not this receipt's commitment, root, notification id and wallet");
   const merklePath = check(pathLeadsToRoot(receipt), 'the Merkle path does not lead from the commitment to the root');
   const proof = check(await proofVerifies(receipt, options), 'the Groth16 proof does not verify');
   // Offline too: a receipt naming another signer than the operator's is not the operator's.
@@ -118,13 +121,22 @@ function field(value: unknown): bigint | undefined {
   return parsed < P ? parsed : undefined;
 }
 
+/**
+ * The proof's public signals are this receipt's: [commitment, root, notification id, wallet
+ * limbs]. The commitment being a signal ties the receipt's leaf (and so its Merkle path) to the
+ * proved notification: without it, another leaf of the same batch would pass the path check.
+ * Receipts proven before it was a signal carry the last four only; for those, the path shows
+ * that the commitment is in the batch, not that it is this notification's.
+ */
 function signalsMatch(r: Receipt): boolean {
-  if (!Array.isArray(r.publicSignals) || r.publicSignals.length !== 4) return false;
+  if (!Array.isArray(r.publicSignals) || (r.publicSignals.length !== 5 && r.publicSignals.length !== 4)) return false;
   const signals = r.publicSignals.map(field);
   const limbs = walletLimbs(r.wallet);
   const id = ulidValue(r.notificationId);
   if (signals.some((s) => s === undefined) || !limbs || id === undefined) return false;
-  return signals[0] === field(r.root) && signals[1] === id && signals[2] === limbs[0] && signals[3] === limbs[1];
+  const [root, notification, hi, lo] = signals.slice(-4);
+  const leaf = signals.length === 5 ? signals[0] === field(r.commitment) : true;
+  return leaf && root === field(r.root) && notification === id && hi === limbs[0] && lo === limbs[1];
 }
 
 function pathLeadsToRoot(r: Receipt): boolean {

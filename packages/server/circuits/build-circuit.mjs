@@ -75,7 +75,7 @@ async function main() {
     const manifest = {
       circuit: 'receipt.circom',
       depth: 10,
-      publicSignals: ['root', 'notificationId', 'walletHi', 'walletLo'],
+      publicSignals: ['commitment', 'root', 'notificationId', 'walletHi', 'walletLo'],
       r1csSha256: sha256(readFileSync(r1cs)),
       wasmSha256: sha256(readFileSync(wasm)),
       zkeySha256: sha256(readFileSync(path.join(out, 'receipt.zkey'))),

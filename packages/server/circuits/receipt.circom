@@ -1,8 +1,9 @@
 pragma circom 2.1.0;
 
-// Herald delivery receipt: "a leaf under this Merkle root commits to this notification id and this
-// wallet", without revealing the channel, the delivery time, the content hash, the salt or where
-// in the tree the leaf sits. Encodings (README.md beside this file):
+// Herald delivery receipt: "this leaf (commitment), under this Merkle root, commits to this
+// notification id and this wallet", without revealing the channel, the delivery time, the content
+// hash, the salt or where in the tree the leaf sits. The leaf is an output, so a receipt's
+// commitment is bound to its proof. Encodings (README.md beside this file):
 //   notificationId  the notification's ULID read as a 128-bit integer
 //   walletHi/Lo     the wallet's 32 public-key bytes as two big-endian 128-bit limbs
 //   leaf            Poseidon(notificationId, Poseidon(walletHi, walletLo), channel, deliveredAt, contentHash, salt)
@@ -23,6 +24,8 @@ template HeraldReceipt(depth) {
     signal input pathElements[depth];
     // Bit i is 1 when the node on level i is a right child (the leaf index, least significant bit first).
     signal input pathIndices[depth];
+    // The leaf itself, public: the receipt's commitment.
+    signal output commitment;
 
     component walletHash = Poseidon(2);
     walletHash.inputs[0] <== walletHi;
@@ -40,6 +43,7 @@ template HeraldReceipt(depth) {
     signal levels[depth + 1];
     signal left[depth];
     signal right[depth];
+    commitment <== leaf.out;
     levels[0] <== leaf.out;
     for (var i = 0; i < depth; i++) {
         pathIndices[i] * (1 - pathIndices[i]) === 0;

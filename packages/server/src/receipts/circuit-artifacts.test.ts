@@ -26,12 +26,13 @@ describe('circuit artifacts', () => {
   it('names a verification key by the hash of its JSON and refuses anything else', () => {
     const shipped = loadVerificationKey(circuitArtifacts().verificationKey);
     assert.match(shipped.id, /^[0-9a-f]{64}$/);
-    assert.equal(shipped.key.nPublic, 4);
+    assert.equal(shipped.key.nPublic, 5, 'commitment, root, notification id and the wallet limbs');
     const dir = mkdtempSync(path.join(tmpdir(), 'herald-vkey-'));
-    writeFileSync(path.join(dir, 'plonk.json'), JSON.stringify({ protocol: 'plonk', nPublic: 4 }));
-    writeFileSync(path.join(dir, 'five.json'), JSON.stringify({ ...shipped.key, nPublic: 5 }));
+    writeFileSync(path.join(dir, 'plonk.json'), JSON.stringify({ protocol: 'plonk', nPublic: 5 }));
+    // a key of the circuit before the commitment was a signal
+    writeFileSync(path.join(dir, 'four.json'), JSON.stringify({ ...shipped.key, nPublic: 4 }));
     writeFileSync(path.join(dir, 'text.json'), 'not json');
-    for (const file of ['plonk.json', 'five.json']) assert.throws(() => loadVerificationKey(path.join(dir, file)), /not a Groth16 verification key/);
+    for (const file of ['plonk.json', 'four.json']) assert.throws(() => loadVerificationKey(path.join(dir, file)), /not a Groth16 verification key/);
     assert.throws(() => loadVerificationKey(path.join(dir, 'text.json')), SyntaxError);
   });
 });

@@ -36,8 +36,11 @@ export interface VerificationKey {
   key: Record<string, unknown>;
 }
 
+/** commitment (the circuit's output), root, notificationId, walletHi, walletLo. */
+export const PUBLIC_SIGNALS = 5;
+
 export function loadVerificationKey(file: string): VerificationKey {
   const key = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  if (key.protocol !== 'groth16' || key.nPublic !== 4) throw new Error(`${file} is not a Groth16 verification key with 4 public signals`);
+  if (key.protocol !== 'groth16' || key.nPublic !== PUBLIC_SIGNALS) throw new Error(`${file} is not a Groth16 verification key with ${PUBLIC_SIGNALS} public signals`);
   return { id: createHash('sha256').update(JSON.stringify(key)).digest('hex'), key };
 }

@@ -23,7 +23,9 @@ export const ReceiptResponse = Type.Object(
       },
       { description: 'Groth16 proof (snarkjs JSON)' },
     ),
-    publicSignals: Type.Array(Type.String(), { description: '[root, notification id as integer, wallet high 128 bits, wallet low 128 bits], decimal' }),
+    publicSignals: Type.Array(Type.String(), {
+      description: '[commitment, root, notification id as integer, wallet high 128 bits, wallet low 128 bits], decimal (receipts proven before the commitment was a signal: the last four)',
+    }),
     tx: Type.String({ description: 'Signature of the transaction holding the memo' }),
     cluster: Type.String({ description: '`litesvm` (in-process development chain) or the configured cluster name' }),
     signer: Type.String({ description: 'The gateway key that signed the memo transaction' }),
