@@ -186,6 +186,9 @@ describe('sending with a template', () => {
     assert.match(promoPreview.body.renderedHtml, /<p>No promo<\/p>/);
     assert.doesNotMatch(promoPreview.body.renderedHtml, /Promo:/);
     assert.equal(promoPreview.body.smsText, 'Offer: none');
+    const looked = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Lookup', category: 'defi', subjectTemplate: 'Hi {{lookup user "first"}}', htmlSource: '<p>x</p>', textSource: 't' });
+    assert.equal((await preview({ templateId: looked.body.templateId })).body.subject, 'Hi {{user.first}}');
+    assert.equal((await preview({ templateId: looked.body.templateId, templateVariables: { user: { first: 'Ana' } } })).body.subject, 'Hi Ana');
     const guest = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Guest', category: 'defi', subjectTemplate: '{{#if user}}Hi {{user.name}}{{else}}Hi anon{{/if}}', htmlSource: '<p>x</p>', textSource: 't' });
     assert.equal((await preview({ templateId: guest.body.templateId })).body.subject, 'Hi anon');
     assert.equal((await preview({ templateId: guest.body.templateId, templateVariables: { user: { name: 'Ana' } } })).body.subject, 'Hi Ana');

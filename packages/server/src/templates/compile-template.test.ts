@@ -145,10 +145,10 @@ describe('placeholderPaths', () => {
     const paths = placeholderPaths({
       subjectTemplate: 'Hi {{name}}',
       htmlSource: '{{#each items}}{{@index}} {{title}} {{../name}}{{/each}}{{#if user.vip}}{{user.name}}{{/if}}',
-      textSource: '{{name}} {{lookup items 0}}',
+      textSource: '{{name}} {{lookup items 0}} {{lookup profile "city"}}',
     });
     // items is a block's context (a preview finds it by rendering where lookup needs it); user.vip only a condition
-    assert.deepEqual(paths.sort(), ['name', 'title', 'user.name']);
+    assert.deepEqual(paths.sort(), ['name', 'profile.city', 'title', 'user.name']);
   });
 
   it("leaves out paths named as a block's condition or context, which a send reads as false when missing, even where the block prints them", () => {

@@ -153,10 +153,17 @@ export function placeholderPaths(sources: TemplateSources): string[] {
   for (const source of [sources.subjectTemplate, sources.htmlSource, sources.textSource]) {
     const ast = hb.parse(source);
     const blockParams = new Set<unknown>();
-    for (const node of walk(ast)) if (node.type === 'BlockStatement') for (const param of node.params as unknown[]) blockParams.add(param);
+    // `{{lookup user "first"}}` names `user.first`: the preview fills that, not `user` as text.
+    const lookedUp = new Map<unknown, string>();
+    for (const node of walk(ast)) {
+      if (node.type === 'BlockStatement') for (const param of node.params as unknown[]) blockParams.add(param);
+      const [object, key] = (node.params as AstNode[] | undefined) ?? [];
+      if (pathName(node.path) === 'lookup' && object?.type === 'PathExpression' && key?.type === 'StringLiteral') lookedUp.set(object, String(key.value));
+    }
     for (const node of walk(ast)) {
       if (node.type !== 'PathExpression' || node.data || (node.depth as number) > 0) continue;
-      const path = (node.parts as string[]).join('.');
+      const key = lookedUp.get(node);
+      const path = [...(node.parts as string[]), ...(key === undefined ? [] : [key])].join('.');
       if (!path || BUILT_IN_HELPERS.has(path)) continue;
       (blockParams.has(node) ? conditions : paths).add(path);
     }
