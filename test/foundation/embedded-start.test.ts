@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DataDirLockedError, lockDataDir } from '../../packages/server/src/db/data-dir-lock.js';
+import { DataDirLockedError, lockDataDir, takeOverStale } from '../../packages/server/src/db/data-dir-lock.js';
 import { call, onPostgres } from '../support/gateway.js';
 import { ensureBuilt, killStrays, spawnServer, type ServerProcess } from './server-process.js';
 
@@ -232,6 +232,58 @@ describe('lockDataDir', () => {
     lockDataDir(dir)();
     writeFileSync(path.join(dir, 'herald.lock'), 'garbage');
     lockDataDir(dir)();
+  });
+
+  it('never removes a lock another process took over from the same dead holder', () => {
+    const lockFile = path.join(dir, 'herald.lock');
+    const stale = deadPid();
+    writeFileSync(lockFile, String(stale));
+    // This process takes the stale lock over first...
+    const release = lockDataDir(dir);
+    try {
+      // ...then a second one that had also read the dead pid takes its turn: it must look again, not remove ours.
+      const candidate = `${lockFile}.other`;
+      writeFileSync(candidate, '4194000');
+      assert.equal(takeOverStale(lockFile, `${lockFile}.takeover`, candidate, stale), false);
+      rmSync(candidate);
+      assert.equal(readFileSync(lockFile, 'utf8'), String(process.pid), 'our lock stands');
+      // Waiting for a guard another live process holds: it looks again later, and never takes over meanwhile.
+      writeFileSync(`${lockFile}.takeover`, String(process.ppid));
+      assert.equal(takeOverStale(lockFile, `${lockFile}.takeover`, lockFile, stale), false);
+      assert.equal(readFileSync(`${lockFile}.takeover`, 'utf8'), String(process.ppid));
+      rmSync(`${lockFile}.takeover`);
+    } finally {
+      release();
+    }
+  });
+
+  it('lets exactly one of several processes starting at once take a stale lock', async () => {
+    const lockFile = path.join(dir, 'herald.lock');
+    const module = new URL('../../packages/server/src/db/data-dir-lock.ts', import.meta.url).href;
+    for (let round = 0; round < 3; round++) {
+      writeFileSync(lockFile, String(deadPid()));
+      const at = Date.now() + 1500;
+      // Each says whether it got the lock, then holds it until told to stop (its stdin ends), so
+      // one that started late still finds the winner alive.
+      const script = `const { lockDataDir } = await import(${JSON.stringify(module)});
+        while (Date.now() < ${at});
+        try { lockDataDir(${JSON.stringify(dir)}); console.log('GOT'); } catch { console.log('REFUSED'); }
+        process.stdin.resume(); process.stdin.on('end', () => process.exit(0));`;
+      const children = Array.from({ length: 4 }, () => spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]));
+      const outcomes = await Promise.all(
+        children.map((child) => new Promise<string>((resolve) => {
+          let out = '';
+          child.stdout.on('data', (chunk) => {
+            out += chunk;
+            if (out.includes('\n')) resolve(out.trim());
+          });
+          child.on('close', () => resolve(out.trim()));
+        })),
+      );
+      await Promise.all(children.map((child) => new Promise((resolve) => (child.on('close', resolve), child.stdin.end()))));
+      assert.equal(outcomes.filter((o) => o === 'GOT').length, 1, `round ${round}: ${outcomes.join(', ')}`);
+      assert.equal(outcomes.filter((o) => o === 'REFUSED').length, 3, `round ${round}: ${outcomes.join(', ')}`);
+    }
   });
 
   it('leaves no candidate files behind', () => {

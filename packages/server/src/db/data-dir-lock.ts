@@ -1,4 +1,4 @@
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export class DataDirLockedError extends Error {
@@ -42,41 +42,100 @@ function isZombie(pid: number): boolean {
   }
 }
 
+/** A short pause in synchronous code (the lock is taken before anything else runs). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** The pid a lock file names, or 0 when it is gone or unreadable. */
+function pidIn(file: string): number {
+  try {
+    const pid = Number(readFileSync(file, 'utf8'));
+    return Number.isInteger(pid) && pid > 0 ? pid : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** How long a start waits for another process taking over the same stale lock. */
+const TAKEOVER_WAIT_MS = 2000;
+const TAKEOVER_PAUSE_MS = 10;
+
 /**
  * Takes an exclusive lock on a PGlite data directory: a lock file holding our pid, created with an
  * atomic link(2) so two starting processes cannot both win. A lock left by a dead process is taken
- * over. Returns the release function.
+ * over under a second lock file, the guard (link(2) again): only its holder removes the stale lock,
+ * and only after reading it again. Without the guard, two processes that both found the lock
+ * stale could each remove it, the second removing the first one's fresh lock, and both would run.
+ * Returns the release function.
  */
 export function lockDataDir(dir: string): () => void {
   mkdirSync(dir, { recursive: true });
   const lockFile = path.join(dir, 'herald.lock');
+  const guard = `${lockFile}.takeover`;
   const candidate = `${lockFile}.${process.pid}`;
   writeFileSync(candidate, String(process.pid));
+  const deadline = Date.now() + TAKEOVER_WAIT_MS;
   try {
-    for (let attempt = 0; attempt < 2; attempt++) {
+    for (;;) {
       try {
         linkSync(candidate, lockFile);
-        heldHere.add(lockFile);
-        let released = false;
-        return () => {
-          if (released) return;
-          released = true;
-          heldHere.delete(lockFile);
-          try {
-            if (readFileSync(lockFile, 'utf8') === String(process.pid)) unlinkSync(lockFile);
-          } catch {
-            // already gone
-          }
-        };
+        return holding(lockFile);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        const holder = Number(readFileSync(lockFile, 'utf8'));
-        if (Number.isInteger(holder) && holder > 0 && isHeld(holder, lockFile)) throw new DataDirLockedError(dir, holder);
-        unlinkSync(lockFile);
       }
+      const holder = pidIn(lockFile);
+      if (holder && isHeld(holder, lockFile)) throw new DataDirLockedError(dir, holder);
+      if (Date.now() > deadline) throw new DataDirLockedError(dir, holder);
+      if (takeOverStale(lockFile, guard, candidate, holder)) return holding(lockFile);
+      pause(TAKEOVER_PAUSE_MS);
     }
-    throw new DataDirLockedError(dir, Number(readFileSync(lockFile, 'utf8')));
   } finally {
     unlinkSync(candidate);
   }
+}
+
+/**
+ * Under the guard: replaces the lock when it still names the dead `stale` pid (or nothing), and
+ * links ours. False when the guard is someone else's, or the lock changed meanwhile: look again.
+ */
+export function takeOverStale(lockFile: string, guard: string, candidate: string, stale: number): boolean {
+  try {
+    linkSync(candidate, guard);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // A guard whose holder died mid-takeover is removed; the next look takes the guard.
+    const guardHolder = pidIn(guard);
+    if (guardHolder === 0 || guardHolder === process.pid || !isAlive(guardHolder)) rmSync(guard, { force: true });
+    return false;
+  }
+  try {
+    if (pidIn(lockFile) !== stale) return false;
+    rmSync(lockFile, { force: true });
+    try {
+      linkSync(candidate, lockFile);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+  } finally {
+    rmSync(guard, { force: true });
+  }
+}
+
+/** Marks the lock as ours and returns its release. */
+function holding(lockFile: string): () => void {
+  heldHere.add(lockFile);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    heldHere.delete(lockFile);
+    try {
+      if (readFileSync(lockFile, 'utf8') === String(process.pid)) unlinkSync(lockFile);
+    } catch {
+      // already gone
+    }
+  };
 }
