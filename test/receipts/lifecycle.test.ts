@@ -127,6 +127,37 @@ describe('receipt lifecycle on the embedded litesvm chain', () => {
     for (const hidden of ['telegram', 'Vault unlocked', '918273645', a.delivered_at, String(Date.parse(a.delivered_at))]) assert.ok(!text.includes(hidden), hidden);
   });
 
+  it('finishes a batch begun with another verification key with its own, each receipt answering with the key that proved it', async () => {
+    const res = await call(gw.url, acme.apiKey, 'POST', '/v1/notify/bulk', {
+      notifications: [
+        { wallet, subject: 'Before the deploy', body: 'One.', category: 'defi', receipt: true },
+        { wallet, subject: 'After the deploy', body: 'Two.', category: 'defi', receipt: true },
+      ],
+    });
+    const [first, second] = res.body.results.map((r: { notificationId: string }) => r.notificationId);
+    await Promise.all([receiptSettled(first), receiptSettled(second)]);
+    const db = gw.herald.deps.db;
+    const [{ batch_id: batchId, verification_key_id: ours }] = await db.query<{ batch_id: string; verification_key_id: string }>(
+      'SELECT batch_id, verification_key_id FROM receipts WHERE notification_id = $1',
+      [first],
+    );
+    // As a worker with an older key would have left it: the first proven with that key, the second not yet.
+    const older = { ...(await db.query<{ verification_key: Record<string, unknown> }>('SELECT verification_key FROM receipt_verification_keys WHERE id = $1', [ours]))[0].verification_key, note: 'older key' };
+    await db.query('INSERT INTO receipt_verification_keys (id, verification_key) VALUES ($1, $2)', ['older-key', JSON.stringify(older)]);
+    await db.query(`UPDATE receipts SET verification_key_id = 'older-key' WHERE notification_id = $1`, [first]);
+    await db.query('UPDATE receipts SET proof = NULL, public_signals = NULL, verification_key_id = NULL WHERE notification_id = $1', [second]);
+    await db.query(`UPDATE notifications SET receipt_status = 'pending', receipt_tx = NULL WHERE id = $1`, [second]);
+    await db.query(`UPDATE receipt_batches SET verification_key_id = 'older-key', next_attempt_at = now() WHERE id = $1`, [batchId]);
+
+    assert.equal((await receiptSettled(second)).receipt_status, 'confirmed', 'the rest of the batch is proven with the key this worker holds');
+    const [a, b] = await Promise.all([first, second].map(async (id) => (await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${id}/receipt`)).body as Receipt));
+    assert.equal(a.verificationKey.note, 'older key', 'a receipt answers with the key that proved it');
+    assert.equal(b.verificationKey.note, undefined);
+    assert.equal((await verifyReceipt(b)).valid, true);
+    const keys = await db.query<{ notification_id: string; verification_key_id: string }>('SELECT notification_id, verification_key_id FROM receipts WHERE batch_id = $1 ORDER BY leaf_index', [batchId]);
+    assert.deepEqual(new Map(keys.map((k) => [k.notification_id, k.verification_key_id])), new Map([[first, 'older-key'], [second, ours]]));
+  });
+
   it('never writes a receipt that was not requested', async () => {
     const id = await send({});
     const r = await waitFor(async () => ((await record(id)).status === 'delivered' ? record(id) : undefined));

@@ -116,12 +116,13 @@ export async function confirmReceipts(
   now: Date,
 ): Promise<number> {
   const stored = await tx.query<{ notification_id: string }>(
-    `UPDATE receipts AS r SET proof = p.proof, public_signals = p.public_signals
+    `UPDATE receipts AS r SET proof = p.proof, public_signals = p.public_signals, verification_key_id = $5
      FROM unnest($1::text[], $2::jsonb[], $3::jsonb[]) AS p(id, proof, public_signals)
      WHERE r.notification_id = p.id AND r.batch_id = $4 AND r.proof IS NULL
      RETURNING r.notification_id`,
-    [proven.map((p) => p.notificationId), proven.map((p) => JSON.stringify(p.proof)), proven.map((p) => JSON.stringify(p.publicSignals)), batch.id],
+    [proven.map((p) => p.notificationId), proven.map((p) => JSON.stringify(p.proof)), proven.map((p) => JSON.stringify(p.publicSignals)), batch.id, batch.verificationKeyId],
   );
+  // The key the batch's first proofs used (receipts record their own).
   await tx.query('UPDATE receipt_batches SET verification_key_id = COALESCE(verification_key_id, $2) WHERE id = $1', [batch.id, batch.verificationKeyId]);
   const confirmed = await tx.query<{ id: string; protocol_id: string; wallet: string; channel: string; delivered_at: Date; environment: Environment }>(
     `UPDATE notifications SET receipt_status = 'confirmed', receipt_tx = $2, receipt_failure_reason = NULL, updated_at = $3

@@ -22,13 +22,10 @@ const UNSATISFIABLE = /Assert Failed|Error in template|Not all inputs have been 
  * together so that small batches still keep `parallel` proofs in flight.
  */
 export async function proveReceipts(work: ReceiptWork, options: ProveOptions): Promise<number> {
-  const claimed = await claimBatchesToProve(work.db, options.parallel, options.sliceMs * 4 + 60_000, work.now());
+  const batches = await claimBatchesToProve(work.db, options.parallel, options.sliceMs * 4 + 60_000, work.now());
+  // Each receipt records the key that proved it, so a batch begun with other keys (before a new
+  // circuit or key was deployed) is finished with ours.
   const keyId = work.verificationKey.id;
-  // A batch begun with other keys is left leased: a worker holding those keys takes it when the lease ends.
-  const batches = claimed.filter((b) => !b.verification_key_id || b.verification_key_id === keyId);
-  for (const b of claimed.filter((c) => !batches.includes(c))) {
-    work.log.error({ batch: b.id, batchKey: b.verification_key_id, ourKey: keyId }, 'receipt batch was begun with another verification key');
-  }
   if (batches.length === 0) return 0;
   const byId = new Map(batches.map((b) => [b.id, b]));
   let confirmed = 0;

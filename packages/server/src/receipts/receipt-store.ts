@@ -129,7 +129,7 @@ export async function findReceipt(db: Queryable, protocolId: string, notificatio
      FROM notifications n
      LEFT JOIN receipts r ON r.notification_id = n.id
      LEFT JOIN receipt_batches b ON b.id = r.batch_id
-     LEFT JOIN receipt_verification_keys k ON k.id = b.verification_key_id
+     LEFT JOIN receipt_verification_keys k ON k.id = COALESCE(r.verification_key_id, b.verification_key_id)
      WHERE n.id = $1 AND n.protocol_id = $2`,
     [notificationId, protocolId],
   );
