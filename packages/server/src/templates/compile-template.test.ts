@@ -40,6 +40,11 @@ describe('findTemplateProblem', () => {
     assert.match(findTemplateProblem('textSource', '{{name size=2}}')!, /unknown helper "name"/);
     assert.equal(findTemplateProblem('textSource', '{{#with a b}}x{{/with}}'), 'textSource line 1: with takes one argument');
     assert.equal(findTemplateProblem('textSource', '{{lookup map}}'), 'textSource line 1: lookup takes 2 arguments');
+    // a block named after a registered helper calls it, arguments or not
+    for (const name of ['heraldPrint', 'log', 'helperMissing', 'blockHelperMissing']) {
+      assert.match(findTemplateProblem('htmlSource', `{{#${name}}}x{{/${name}}}`)!, new RegExp(`unknown helper "${name}"`), name);
+    }
+    assert.equal(findTemplateProblem('htmlSource', '{{#section}}x{{/section}} {{log}}'), null, 'a section over a variable, and a variable named log');
   });
 });
 
@@ -85,6 +90,27 @@ describe('compileTemplate', () => {
     assert.equal(compileTemplate(sources('[{{#with a.b}}{{c}}{{/with}}]')).render({}).html, '[]');
     assert.equal(compileTemplate(sources('{{#if (lookup user "vip")}}VIP{{else}}-{{/if}}')).render({}).html, '-');
     assert.equal(compileTemplate(sources('{{#each rows}}{{#if ../user.vip}}*{{/if}}{{this}}{{/each}}')).render({ rows: ['a', 'b'] }).html, 'ab');
+  });
+
+  it("keeps this.x and ./x the context's field where a block names its parameters (as |…|)", () => {
+    const orders = compileTemplate(sources('{{#each orders as |order id|}}[{{this.id}}|{{./id}}|{{id}}|{{#if this.id}}y{{/if}}]{{/each}}'));
+    assert.equal(orders.render({ orders: [{ id: 'A-17' }] }).html, '[A-17|A-17|0|y]');
+    assert.equal(compileTemplate(sources('{{#each items as |item|}}{{this.item}}/{{item.first}}{{/each}}')).render({ items: [{ item: 'ctx', first: 'x' }] }).html, 'ctx/x');
+  });
+
+  it('reads @root paths like any other: false as a condition when missing, named when printed', () => {
+    const t = compileTemplate(sources('{{#each rows}}{{#if @root.user.vip}}*{{/if}}{{this}}{{/each}}|{{@root.title}}'));
+    assert.equal(t.render({ rows: ['a'], title: 'T' }).html, 'a|T');
+    assert.equal(t.render({ rows: ['a'], title: 'T', user: { vip: true } }).html, '*a|T');
+    assert.equal(missing(() => t.render({ rows: [] })).variable, '@root.title');
+    assert.equal(compileTemplate(sources('{{#each r}}{{@index}}:{{@first}} {{/each}}')).render({ r: ['x', 'y'] }).html, '0:true 1:false ');
+  });
+
+  it('names the key a lookup looked for, when the key is a variable', () => {
+    const t = compileTemplate(sources('{{lookup prices symbol}}'));
+    assert.equal(t.render({ prices: { SOL: 150 }, symbol: 'SOL' }).html, '150');
+    assert.equal(missing(() => t.render({ prices: {}, symbol: 'zz' })).variable, 'prices.zz');
+    assert.equal(missing(() => compileTemplate(sources('{{lookup a \'x"y\'}}')).render({ a: {} })).variable, 'a.x"y');
   });
 
   it('names a printed path whose parent is missing or null, and a lookup that finds nothing, as missing', () => {
@@ -149,6 +175,8 @@ describe('placeholderPaths', () => {
     });
     // items is a block's context (a preview finds it by rendering where lookup needs it); user.vip only a condition
     assert.deepEqual(paths.sort(), ['name', 'profile.city', 'title', 'user.name']);
+    // a lookup inside a condition reads its object as a condition does
+    assert.deepEqual(placeholderPaths(sources('{{#if (lookup user "vip")}}VIP{{else}}regular{{/if}}', '{{#with (lookup user "profile")}}{{city}}{{/with}}')), ['city']);
   });
 
   it("leaves out paths named as a block's condition or context, which a send reads as false when missing, even where the block prints them", () => {

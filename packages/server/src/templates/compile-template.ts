@@ -10,6 +10,9 @@
  */
 import Handlebars from 'handlebars';
 import { cleanSubject, hasVisibleText } from '../rendering/clean-text.js';
+import { MissingPathError, prepareForRendering, registerPrint } from './prepare-for-rendering.js';
+
+export { SHOWN_AS } from './prepare-for-rendering.js';
 
 export type TemplateField = 'subjectTemplate' | 'htmlSource' | 'textSource';
 export const TEMPLATE_FIELDS: readonly TemplateField[] = ['subjectTemplate', 'htmlSource', 'textSource'];
@@ -43,6 +46,7 @@ export class TemplateRenderError extends Error {
 }
 
 const hb = Handlebars.create();
+registerPrint(hb);
 /** The helpers a template may call, with the number of arguments each takes. */
 const BUILT_IN_HELPERS = new Map([
   ['if', 1],
@@ -97,7 +101,9 @@ function refusal(field: TemplateField, node: AstNode, source: string): string | 
     ((node.type === 'MustacheStatement' || node.type === 'BlockStatement') &&
       ((node.params as unknown[]).length > 0 || ((node.hash as { pairs?: unknown[] } | undefined)?.pairs?.length ?? 0) > 0));
   const helper = pathName(node.path);
-  if (isCall && !BUILT_IN_HELPERS.has(helper)) return `unknown helper "${helper}" (available: ${[...BUILT_IN_HELPERS.keys()].join(', ')})`;
+  // A block named after a helper calls it, arguments or not (`{{#log}}…{{/log}}`).
+  const reachesHelper = isCall || (node.type === 'BlockStatement' && Object.hasOwn(hb.helpers, helper));
+  if (reachesHelper && !BUILT_IN_HELPERS.has(helper)) return `unknown helper "${helper}" (available: ${[...BUILT_IN_HELPERS.keys()].join(', ')})`;
   const arity = BUILT_IN_HELPERS.get(helper);
   if (arity !== undefined && (node.params as unknown[] | undefined)?.length !== arity) {
     return `${helper} takes ${arity === 1 ? 'one argument' : `${arity} arguments`}`;
@@ -153,12 +159,15 @@ export function placeholderPaths(sources: TemplateSources): string[] {
   for (const source of [sources.subjectTemplate, sources.htmlSource, sources.textSource]) {
     const ast = hb.parse(source);
     const blockParams = new Set<unknown>();
-    // `{{lookup user "first"}}` names `user.first`: the preview fills that, not `user` as text.
+    // A printed `{{lookup user "first"}}` names `user.first`: the preview fills that, not `user`
+    // as text. Inside `(lookup user "vip")` (a condition, say), `user` is read as a condition is.
     const lookedUp = new Map<unknown, string>();
     for (const node of walk(ast)) {
       if (node.type === 'BlockStatement') for (const param of node.params as unknown[]) blockParams.add(param);
       const [object, key] = (node.params as AstNode[] | undefined) ?? [];
-      if (pathName(node.path) === 'lookup' && object?.type === 'PathExpression' && key?.type === 'StringLiteral') lookedUp.set(object, String(key.value));
+      if (pathName(node.path) !== 'lookup' || object?.type !== 'PathExpression') continue;
+      if (node.type === 'SubExpression') blockParams.add(object);
+      else if (node.type === 'MustacheStatement' && key?.type === 'StringLiteral') lookedUp.set(object, String(key.value));
     }
     for (const node of walk(ast)) {
       if (node.type !== 'PathExpression' || node.data || (node.depth as number) > 0) continue;
@@ -173,105 +182,6 @@ export function placeholderPaths(sources: TemplateSources): string[] {
   return [...paths].filter((path) => !conditions.has(path) && !fieldsOfConditions.some((prefix) => path.startsWith(prefix)));
 }
 
-type PathNode = hbs.AST.PathExpression;
-type Param = hbs.AST.Expression;
-
-/** The helper printed placeholders are rewritten to (internal: a template cannot name it, see refusal). */
-const PRINT = 'heraldPrint';
-
-/** A lookup of one variable in the current context (the first segment of `path`, at its depth). */
-function rootOf(path: PathNode): PathNode {
-  const [first] = path.parts;
-  return { type: 'PathExpression', data: false, depth: path.depth, parts: first === undefined ? [] : [first], original: first ?? 'this', loc: path.loc };
-}
-
-const literal = (value: string, loc: hbs.AST.SourceLocation): hbs.AST.StringLiteral => ({ type: 'StringLiteral', value, original: value, loc });
-
-/**
- * `a.b.c` as a block's condition or a helper's argument, rewritten to `(lookup (lookup a "b") "c")`:
- * in strict mode Handlebars reads the segments before the last without checking them, so a missing
- * `a` was a JavaScript TypeError; a missing one is now undefined, and a condition on it false.
- */
-function safeParam(param: Param): Param {
-  if (param.type !== 'PathExpression') return param;
-  const path = param as PathNode;
-  if (path.data || path.parts.length < 2) return param;
-  const lookup: PathNode = { type: 'PathExpression', data: false, depth: 0, parts: ['lookup'], original: 'lookup', loc: path.loc };
-  return path.parts.slice(1).reduce<Param>(
-    (inner, name) => ({ type: 'SubExpression', path: lookup, params: [inner, literal(name, path.loc)], hash: undefined as never, loc: path.loc }) as hbs.AST.SubExpression,
-    rootOf(path),
-  );
-}
-
-/**
- * Rewrites a parsed source for rendering (the stored source is unchanged): the arguments of
- * every helper and block become null-safe (safeParam), and every printed placeholder, `{{a.b}}`
- * and `{{lookup a "b"}}` alike, goes through PRINT, which refuses a missing value and a value
- * that is an object or a list (they would print as "[object Object]" and "1,2").
- */
-function prepareForRendering(ast: hbs.AST.Program): void {
-  for (const node of walk(ast)) {
-    if (node.type !== 'MustacheStatement' && node.type !== 'BlockStatement' && node.type !== 'SubExpression') continue;
-    const call = node as unknown as hbs.AST.MustacheStatement;
-    call.params = call.params.map(safeParam);
-    for (const pair of call.hash?.pairs ?? []) pair.value = safeParam(pair.value);
-    if (node.type !== 'MustacheStatement' || call.path.type !== 'PathExpression') continue;
-    const path = call.path as PathNode;
-    if (path.data) continue;
-    const loc = call.loc;
-    if (call.params.length === 0 && !call.hash) {
-      const label = path.original.replace(/^(?:\.\.\/)+/, '') || 'this';
-      call.params = [rootOf(path), ...path.parts.slice(1).map((name) => literal(name, loc))];
-      call.hash = { type: 'Hash', pairs: [{ type: 'HashPair', key: 'path', value: literal(label, loc), loc }], loc };
-      call.path = { ...path, parts: [PRINT], original: PRINT, depth: 0 };
-    } else if (path.original === 'lookup' && call.params.length === 2) {
-      const [object, key] = call.params;
-      const label = `${describeParam(object)}.${describeParam(key)}`;
-      call.hash = { type: 'Hash', pairs: [{ type: 'HashPair', key: 'path', value: literal(label, loc), loc }], loc };
-      call.path = { ...path, parts: [PRINT], original: PRINT };
-    }
-  }
-}
-
-/** How a rewritten argument was written, to name it in a refusal. */
-function describeParam(param: Param): string {
-  if (param.type === 'PathExpression') return (param as PathNode).original;
-  if (param.type === 'SubExpression') {
-    const [object, key] = (param as hbs.AST.SubExpression).params;
-    return `${describeParam(object)}.${describeParam(key)}`;
-  }
-  return String((param as hbs.AST.StringLiteral).original);
-}
-
-/**
- * The text a value made up by a preview prints as (`{{a}}` for the object standing in for a missing
- * `a` of `{{a.b}}`): a value no variable given as JSON can carry.
- */
-export const SHOWN_AS = Symbol('herald.shownAs');
-
-hb.registerHelper(PRINT, function print(this: unknown, ...args: unknown[]) {
-  const options = args.pop() as { hash: { path: string }; loc?: hbs.AST.SourceLocation };
-  const [root, ...keys] = args;
-  const path = options.hash.path;
-  const missing = () => new hb.Exception(`"${path}" not defined in the variables`, { loc: options.loc } as never);
-  let value = root;
-  for (const key of keys) {
-    if (value === undefined || value === null) throw missing();
-    if (typeof value !== 'object') {
-      const shown = String(value).length > 40 ? `${String(value).slice(0, 37)}...` : String(value);
-      throw new hb.Exception(`"${String(key)}" cannot be read from the value ${JSON.stringify(shown)}, which is not an object`);
-    }
-    if (!Object.prototype.hasOwnProperty.call(value, key as PropertyKey)) throw missing();
-    value = (value as Record<string, unknown>)[key as string];
-  }
-  if (value === undefined) throw missing();
-  if (value !== null && typeof value === 'object') {
-    if (SHOWN_AS in value) return (value as { [SHOWN_AS]: string })[SHOWN_AS];
-    throw new hb.Exception(`"${path}" is ${Array.isArray(value) ? 'a list' : 'an object'}; a placeholder prints text, a number or true/false`);
-  }
-  return value;
-});
-
 interface CompiledSource {
   field: TemplateField;
   render: (variables: Record<string, unknown>) => string;
@@ -285,7 +195,7 @@ function compileSource(field: TemplateField, source: string): CompiledSource {
   for (const node of walk(ast)) {
     if (node.type === 'PathExpression' && node.loc) paths.set(`${node.loc.start.line}:${node.loc.start.column}`, pathName(node));
   }
-  prepareForRendering(ast);
+  prepareForRendering(walk(ast));
   const template = hb.compile(ast, { strict: true, noEscape: field !== 'htmlSource' });
   return { field, render: (variables) => template(variables), paths };
 }
@@ -294,6 +204,7 @@ function renderSource(compiled: CompiledSource, variables: Record<string, unknow
   try {
     return compiled.render(variables);
   } catch (error) {
+    if (error instanceof MissingPathError) throw new MissingVariableError(compiled.field, error.path.replace(/^this\./, ''), error.line);
     const { message, lineNumber, column } = error as { message: string; lineNumber?: number; column?: number };
     const missing = /^"([^"]+)" not defined in/.exec(message);
     if (missing) {
