@@ -252,6 +252,12 @@ describe('lockDataDir', () => {
       assert.equal(takeOverStale(lockFile, `${lockFile}.takeover`, lockFile, stale), false);
       assert.equal(readFileSync(`${lockFile}.takeover`, 'utf8'), String(process.ppid));
       rmSync(`${lockFile}.takeover`);
+      // A lock released meanwhile (no file) is no one's to remove, even for a taker whose holder read as none.
+      const theirs = `${lockFile}.theirs`;
+      writeFileSync(theirs, String(process.ppid));
+      assert.equal(takeOverStale(lockFile, `${lockFile}.takeover`, theirs, 0), false, 'our lock names us, not "none"');
+      assert.equal(readFileSync(lockFile, 'utf8'), String(process.pid));
+      rmSync(theirs);
     } finally {
       release();
     }

@@ -47,14 +47,17 @@ function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** The pid a lock file names, or 0 when it is gone or unreadable. */
-function pidIn(file: string): number {
+/** The pid a lock file names; 0 when it holds none (left half written); undefined when there is no file. */
+function pidIn(file: string): number | undefined {
+  let text: string;
   try {
-    const pid = Number(readFileSync(file, 'utf8'));
-    return Number.isInteger(pid) && pid > 0 ? pid : 0;
-  } catch {
-    return 0;
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
   }
+  const pid = Number(text);
+  return Number.isInteger(pid) && pid > 0 ? pid : 0;
 }
 
 /** How long a start waits for another process taking over the same stale lock. */
@@ -86,7 +89,9 @@ export function lockDataDir(dir: string): () => void {
       }
       const holder = pidIn(lockFile);
       if (holder && isHeld(holder, lockFile)) throw new DataDirLockedError(dir, holder);
-      if (Date.now() > deadline) throw new DataDirLockedError(dir, holder);
+      if (Date.now() > deadline) throw new DataDirLockedError(dir, holder ?? 0);
+      // Released meanwhile: link again.
+      if (holder === undefined) continue;
       if (takeOverStale(lockFile, guard, candidate, holder)) return holding(lockFile);
       pause(TAKEOVER_PAUSE_MS);
     }
@@ -104,12 +109,14 @@ export function takeOverStale(lockFile: string, guard: string, candidate: string
     linkSync(candidate, guard);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    // A guard whose holder died mid-takeover is removed; the next look takes the guard.
+    // A guard whose holder died mid-takeover is removed; the next look takes the guard. One that
+    // is gone already is no one's to remove: another process may be taking it at this moment.
     const guardHolder = pidIn(guard);
-    if (guardHolder === 0 || guardHolder === process.pid || !isAlive(guardHolder)) rmSync(guard, { force: true });
+    if (guardHolder !== undefined && (guardHolder === 0 || guardHolder === process.pid || !isAlive(guardHolder))) rmSync(guard, { force: true });
     return false;
   }
   try {
+    // Only the stale lock is removed; one that is gone or names someone else is looked at again.
     if (pidIn(lockFile) !== stale) return false;
     rmSync(lockFile, { force: true });
     try {
