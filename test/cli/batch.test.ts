@@ -186,6 +186,10 @@ describe('herald notify batch', () => {
       });
       assert.deepEqual(log.map((entry: any) => entry.statusCode).sort(), [202, 202, 413]);
       assert.equal((await call(small.url, owner.apiKey, 'GET', '/v1/notifications?limit=1')).body.total, 10);
+      const human = await runCli(['notify', 'batch', '--file', writeBatch('ten.json', ten), '--yes'], {
+        env: { ...baseEnv, HERALD_BASE_URL: small.url, HERALD_API_KEY: owner.apiKey },
+      });
+      assert.match(human.stdout, /^10 notifications in 3 requests: 10 queued$/m, 'the refused request counts, and so do its halves');
     } finally {
       await small.close();
     }

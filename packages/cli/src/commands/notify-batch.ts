@@ -118,7 +118,7 @@ async function sendInChunks(
   const results: ItemResult[] = [];
   const queue = [...chunks];
   let requests = 0;
-  /** The requests of the whole batch: one more for each one sent again in halves. */
+  /** The requests of the whole batch: a request refused as too large is followed by two halves. */
   let planned = chunks.length;
   let failure: { error: unknown; request: number; start: number } | undefined;
   const rest = (from: number, result: (index: number) => ItemResult) => items.slice(from).map((_, i) => result(from + i));
@@ -135,7 +135,7 @@ async function sendInChunks(
       if (tooLarge(error) && chunk.count > 1) {
         const half = Math.ceil(chunk.count / 2);
         queue.unshift({ start: chunk.start, count: half }, { start: chunk.start + half, count: chunk.count - half });
-        planned++;
+        planned += 2;
         continue;
       }
       failure = { error, request: requests, start: chunk.start };
