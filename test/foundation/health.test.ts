@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
 import { loadConfig } from '../../packages/server/src/config.js';
 import { startHerald, type Herald } from '../../packages/server/src/runtime.js';
 import { call, createProtocol, freshSchema, isErrorBody, onPostgres, startGateway, testEnv, type TestGateway } from '../support/gateway.js';
@@ -78,6 +79,16 @@ describe('health of a worker process (HERALD_HEALTH_PORT)', () => {
       }
     } finally {
       await worker.close();
+    }
+    // In the other roles /health is on PORT: the variable is ignored, with a warning.
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    const api = await startGateway({ env: { HERALD_ROLE: 'api', HERALD_HEALTH_PORT: '0' }, logger });
+    try {
+      assert.equal((await call(api.url, undefined, 'GET', '/health')).body.role, 'api');
+      assert.ok(lines.some((line) => /HERALD_HEALTH_PORT is for the worker role only/.test(line)), lines.join(''));
+    } finally {
+      await api.close();
     }
     const quiet = await startGateway({ env: { HERALD_ROLE: 'worker' } });
     try {

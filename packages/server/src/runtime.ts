@@ -183,6 +183,8 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
 
     let url: string | undefined;
     if (config.role !== 'worker') {
+      // This role answers /health on PORT, with the API.
+      if (config.healthPort !== undefined) log.warn({ role: config.role }, 'HERALD_HEALTH_PORT is for the worker role only: ignored');
       app = await buildApp(deps, options.routes);
       url = await listen(app, config);
       log.info({ url, database: db.engine }, 'herald listening');
