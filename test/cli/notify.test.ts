@@ -225,6 +225,10 @@ describe('herald notify', () => {
     assert.equal(waited.code, 1);
     assert.equal(waited.json().notification.status, 'opted_out');
     assert.match(waited.errorJson().error.message, /opted out/);
+    const human = await herald(['notify', 'send', ...message(['--subject', 'once more']), '--wallet', leaver, '--wait']);
+    assert.equal(human.code, 1);
+    assert.doesNotMatch(human.stderr, /Queued|waiting/, 'nothing was queued to wait for');
+    assert.match(human.stdout, /status\s+opted_out/);
   });
 
   it('list filters by status and wallet and pages', async () => {

@@ -82,7 +82,10 @@ function reportWait(context: Context, submission: Submission, notification: Noti
 async function waitAndReport(context: Context, herald: Herald, submission: Submission, timeoutMs: number, sentWith: SentWith): Promise<void> {
   const id = submission.notificationId;
   const { out } = context;
-  out.note(out.style.dim(`Queued ${id} (${submission.status}, idempotency key ${keyLabel(sentWith)}); waiting up to ${timeoutMs / 1000} s for delivery…`));
+  // Opted out or failed is already the outcome: nothing was queued to wait for.
+  if (submission.status === 'queued' || submission.status === 'duplicate') {
+    out.note(out.style.dim(`Queued ${id} (${submission.status}, idempotency key ${keyLabel(sentWith)}); waiting up to ${timeoutMs / 1000} s for delivery…`));
+  }
   noteOwnRetry(context, submission, sentWith);
   const retry = { idempotencyKey: sentWith.key, note: RESEND_NOTE };
   interruption.record({
