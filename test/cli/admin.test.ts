@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_TOKEN, call, startGateway, type TestGateway } from '../support/gateway.js';
+import { newWallet, register, verify } from '../identities/wallet-key.js';
 import { ensureBuilt, runCli, scratchHome } from './run-cli.js';
 
 describe('herald admin', () => {
@@ -102,6 +103,22 @@ describe('herald admin', () => {
     assert.ok(revoked.json().revokedAt);
     const refused = await runCli(['usage'], { env: { ...env, HERALD_API_KEY: key.apiKey } });
     assert.equal(refused.code, 4);
+  });
+
+  it("sandbox messages lists what the capture provider kept, the gateway's verification codes included", async () => {
+    const holder = newWallet();
+    assert.equal((await register(gw, holder, { email: 'cli-holder@example.com' })).status, 201);
+    const res = await admin(['sandbox', 'messages', '--protocol-id', 'herald', '--wallet', holder.address, '--json']);
+    assert.equal(res.code, 0, res.stderr);
+    const { data, total } = res.json();
+    assert.equal(total, 1);
+    assert.deepEqual([data[0].protocolId, data[0].channel, data[0].wallet], ['herald', 'email', holder.address]);
+    const code = /\b(\d{6})\b/.exec(data[0].text)![1];
+    assert.equal((await verify(gw, holder.address, 'email', code)).status, 200);
+    const human = await admin(['sandbox', 'messages', '--protocol-id', 'herald', '--wallet', holder.address]);
+    assert.match(human.stdout, new RegExp(`herald  email  ${holder.address}`));
+    assert.match(human.stdout, /Your Herald verification code is \d{6}/);
+    assert.match(human.stdout, /page 1, 1 shown of 1/);
   });
 
   it('exits 3 for an unknown protocol', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { call, isErrorBody, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { ADMIN_TOKEN, call, isErrorBody, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { newWallet, register, verify } from '../identities/wallet-key.js';
 import { registeredWallet } from '../support/wallets.js';
 
 describe('delivery through the capture provider, engagement links', () => {
@@ -10,7 +11,7 @@ describe('delivery through the capture provider, engagement links', () => {
   let wallet: string;
 
   before(async () => {
-    gw = await startGateway({ env: { HERALD_WORKER_POLL_MS: '50' } });
+    gw = await startGateway({ env: { HERALD_WORKER_POLL_MS: '50', HERALD_IP_RATE_LIMIT: '10000' } });
     acme = await gw.createProtocol({ tier: 2, name: 'Acme' });
     rival = await gw.createProtocol({ tier: 2 });
     wallet = await registeredWallet(gw.url, { email: 'reader@example.com', telegramChatId: '5' });
@@ -64,6 +65,33 @@ describe('delivery through the capture provider, engagement links', () => {
     const bad = await call(gw.url, acme.apiKey, 'GET', '/v1/sandbox/messages?channel=fax');
     assert.equal(bad.status, 400);
     assert.ok(isErrorBody(bad.body));
+  });
+
+  it("lets the operator read every captured message, the gateway's own verification codes included, which no protocol sees", async () => {
+    const holder = newWallet();
+    assert.equal((await register(gw, holder, { email: 'holder@example.com' })).status, 201);
+    const codes = await call(gw.url, ADMIN_TOKEN, 'GET', `/v1/admin/sandbox/messages?protocolId=herald&wallet=${holder.address}`);
+    assert.equal(codes.status, 200, JSON.stringify(codes.body));
+    assert.equal(codes.body.total, 1);
+    const [code] = codes.body.data;
+    assert.deepEqual([code.protocolId, code.environment, code.channel, code.wallet], ['herald', 'production', 'email', holder.address]);
+    const digits = /\b(\d{6})\b/.exec(code.text)![1];
+    assert.equal((await verify(gw, holder.address, 'email', digits)).status, 200, 'the code read there verifies the address');
+    for (const key of [acme.apiKey, acme.sandboxApiKey, rival.apiKey]) {
+      assert.equal((await call(gw.url, key, 'GET', `/v1/sandbox/messages?wallet=${holder.address}`)).body.total, 0, 'no protocol sees codes');
+    }
+    // Every protocol's messages too, each naming its protocol; filters as the protocols' list.
+    const everything = await call(gw.url, ADMIN_TOKEN, 'GET', '/v1/admin/sandbox/messages?limit=100');
+    assert.ok(new Set(everything.body.data.map((m: { protocolId: string }) => m.protocolId)).has(acme.id));
+    const acmeOnly = await call(gw.url, ADMIN_TOKEN, 'GET', `/v1/admin/sandbox/messages?protocolId=${acme.id}&channel=telegram&limit=1`);
+    assert.deepEqual([acmeOnly.body.data.length, acmeOnly.body.data[0].protocolId, acmeOnly.body.data[0].channel], [1, acme.id, 'telegram']);
+    // Only with the admin token.
+    for (const key of [acme.apiKey, undefined, 'wrong-admin-token-0123456789']) {
+      const refused = await call(gw.url, key, 'GET', '/v1/admin/sandbox/messages');
+      assert.equal(refused.status, 401);
+      assert.ok(isErrorBody(refused.body));
+    }
+    assert.equal((await call(gw.url, ADMIN_TOKEN, 'GET', '/v1/admin/sandbox/messages?channel=fax')).status, 400);
   });
 
   it('delivers sandbox sends to capture', async () => {

@@ -1,6 +1,7 @@
 import { RequestCore, type FetchLike } from './request.js';
 import { Account } from './resources/account.js';
 import { AdminIdentities } from './resources/admin-identities.js';
+import { AdminSandbox } from './resources/admin-sandbox.js';
 import { AdminKeys } from './resources/admin-keys.js';
 import { AdminProtocols } from './resources/admin-protocols.js';
 import { Broadcasts } from './resources/broadcasts.js';
@@ -31,6 +32,7 @@ export type {
 } from './resources/admin-protocols.js';
 export type { ApiKey, ApiKeyList, CreatedApiKey, KeyEnvironment } from './resources/admin-keys.js';
 export type { ImportedIdentity, ImportIdentityParams } from './resources/admin-identities.js';
+export type { AdminCapturedMessage, AdminCapturedMessageList, ListAdminCapturedMessagesParams } from './resources/admin-sandbox.js';
 export { FINAL_STATUSES } from './resources/notifications.js';
 export type {
   BulkResult,
@@ -199,6 +201,8 @@ export class HeraldAdmin {
   readonly keys: AdminKeys;
   /** Import wallet identities verified elsewhere. */
   readonly identities: AdminIdentities;
+  /** Every message the capture provider kept, verification codes included. */
+  readonly sandbox: AdminSandbox;
 
   constructor(options: HeraldAdminOptions) {
     if (typeof options?.adminToken !== 'string' || options.adminToken === '') throw new TypeError('HeraldAdmin needs adminToken, the gateway\'s HERALD_ADMIN_TOKEN');
@@ -206,6 +210,7 @@ export class HeraldAdmin {
     this.protocols = new AdminProtocols(core);
     this.keys = new AdminKeys(core);
     this.identities = new AdminIdentities(core);
+    this.sandbox = new AdminSandbox(core);
   }
 }
 

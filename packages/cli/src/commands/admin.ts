@@ -3,6 +3,7 @@ import type { Context } from '../context.js';
 import { registerAdminIdentities } from './admin-identities.js';
 import { registerAdminKeys } from './admin-keys.js';
 import { registerAdminProtocols } from './admin-protocols.js';
+import { registerAdminSandbox } from './sandbox.js';
 
 /** The context of a command; logout ignores the config file, so it can clear a corrupt one. */
 export type ContextOf = (command: Command, options?: { ignoreConfigFile?: boolean }) => Context;
@@ -16,6 +17,7 @@ export function registerAdmin(program: Command, contextOf: ContextOf): void {
   registerAdminProtocols(admin, contextOf);
   registerAdminKeys(admin, contextOf);
   registerAdminIdentities(admin, contextOf);
+  registerAdminSandbox(admin, contextOf);
 }
 
 /** The admin client for a command below `herald admin`. */

@@ -5,55 +5,55 @@ import type { Deps } from '../deps.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
 import { ChannelSchema } from '../notifications/schemas.js';
 import { WalletSchema } from '../wallet.js';
+import { CapturedMessage, listCapturedMessages } from './captured-messages.js';
 
-const Message = Type.Object({
-  id: Type.String(),
-  notificationId: Type.Union([Type.String(), Type.Null()]),
-  environment: Type.String(),
-  wallet: Type.String(),
-  channel: Type.String(),
-  subject: Type.Union([Type.String(), Type.Null()]),
-  html: Type.Union([Type.String(), Type.Null()]),
-  text: Type.String(),
-  createdAt: Type.String({ format: 'date-time' }),
-});
-
-/** GET /v1/sandbox/messages: what the capture provider kept for this protocol. */
+/**
+ * GET /v1/sandbox/messages: what the capture provider kept for this protocol. GET
+ * /v1/admin/sandbox/messages: everything it kept, the gateway's own messages (verification codes,
+ * the Telegram bot's replies; protocol `herald`) included, for the operator of a gateway whose
+ * channels have no provider, who has no other way to read a code.
+ */
 export function sandboxRoutes(app: FastifyInstance, deps: Deps): void {
-  app.withTypeProvider<TypeBoxTypeProvider>().get(
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  api.get(
+    '/v1/admin/sandbox/messages',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Every message the capture provider kept (all protocols, and the gateway\'s own: protocolId "herald"), newest first',
+        querystring: Type.Object({
+          ...pageQuery(20),
+          protocolId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'One protocol\'s; "herald" for verification codes and bot replies' })),
+          wallet: Type.Optional(WalletSchema),
+          channel: Type.Optional(ChannelSchema),
+        }),
+        response: {
+          200: Type.Object({ data: Type.Array(Type.Composite([Type.Object({ protocolId: Type.String() }), CapturedMessage])), total: Type.Integer(), page: Type.Integer() }),
+          ...errorResponses(400, 401, 429),
+        },
+      },
+    },
+    async (request) => {
+      const { page, limit, protocolId, wallet, channel } = request.query;
+      return listCapturedMessages(deps.db, { protocolId, wallet, channel }, page, limit);
+    },
+  );
+
+  api.get(
     '/v1/sandbox/messages',
     {
       schema: {
         tags: ['sandbox'],
         summary: 'Messages kept by the capture provider (sandbox keys, and channels without a provider), newest first',
         querystring: Type.Object({ ...pageQuery(20), wallet: Type.Optional(WalletSchema), channel: Type.Optional(ChannelSchema) }),
-        response: { 200: Type.Object({ data: Type.Array(Message), total: Type.Integer(), page: Type.Integer() }), ...errorResponses(400, 401, 429) },
+        response: { 200: Type.Object({ data: Type.Array(CapturedMessage), total: Type.Integer(), page: Type.Integer() }), ...errorResponses(400, 401, 429) },
       },
     },
     async (request) => {
       const { page, limit, wallet, channel } = request.query;
-      const params: unknown[] = [request.auth!.protocol.id, wallet ?? null, channel ?? null];
-      const filter = 'protocol_id = $1 AND ($2::text IS NULL OR wallet = $2) AND ($3::text IS NULL OR channel = $3)';
-      const [{ total }] = await deps.db.query<{ total: number }>(`SELECT count(*)::int AS total FROM captured_messages WHERE ${filter}`, params);
-      const rows = await deps.db.query<any>(
-        `SELECT * FROM captured_messages WHERE ${filter} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`,
-        [...params, limit, (page - 1) * limit],
-      );
-      return {
-        data: rows.map((r) => ({
-          id: r.id,
-          notificationId: r.notification_id,
-          environment: r.environment,
-          wallet: r.wallet,
-          channel: r.channel,
-          subject: r.subject,
-          html: r.html,
-          text: r.text,
-          createdAt: r.created_at.toISOString(),
-        })),
-        total,
-        page,
-      };
+      // The response schema leaves out protocolId: it is the caller's own.
+      return listCapturedMessages(deps.db, { protocolId: request.auth!.protocol.id, wallet, channel }, page, limit);
     },
   );
 }
