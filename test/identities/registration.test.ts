@@ -356,6 +356,64 @@ describe('identity registration', () => {
     assert.equal((await verify(gw, wallet.address, 'email', await lastCode(gw, wallet.address, 'email'))).status, 400);
   });
 
+  it('never undoes a verification that lands while a registration is sending its codes', async () => {
+    const wallet = newWallet();
+    await register(gw, wallet, { email: 'owner@example.com' });
+    const ownerCode = await lastCode(gw, wallet.address, 'email');
+    const contacts = () =>
+      import('../../packages/server/src/identities/identity-store.js').then((m) => m.loadContacts(gw.herald.deps.db, gw.herald.deps.secrets, wallet.address));
+    // The owner verifies the first address at the moment a second registration sends its code.
+    const capture = gw.herald.deps.channels.capture;
+    const send = capture.send.bind(capture);
+    let verified: Awaited<ReturnType<typeof verify>> | undefined;
+    capture.send = async (message) => {
+      if (!verified && message.meta.wallet === wallet.address) verified = await verify(gw, wallet.address, 'email', ownerCode);
+      return send(message);
+    };
+    try {
+      const second = await register(gw, wallet, { email: 'typo@example.com' });
+      assert.equal(verified?.status, 200);
+      assert.equal(second.status, 201, JSON.stringify(second.body));
+      // Planned from the row as the verification left it: the new address is a replacement in waiting.
+      assert.deepEqual([second.body.channels.email, second.body.awaitingVerification], ['verified', ['email']]);
+    } finally {
+      capture.send = send;
+    }
+    assert.deepEqual(await contacts(), { email: 'owner@example.com' }, 'the address just verified still serves');
+    assert.equal((await verify(gw, wallet.address, 'email', await lastCode(gw, wallet.address, 'email'))).status, 200);
+    assert.deepEqual(await contacts(), { email: 'typo@example.com' });
+  });
+
+  it('answers 409 and changes nothing when a contact it planned no code for changed meanwhile; the same challenge then works', async () => {
+    const wallet = newWallet();
+    assert.equal((await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/identities', { wallet: wallet.address, email: 'kept@example.com' })).status, 201);
+    const { message, nonce } = await challenge(gw, wallet.address);
+    const body = { wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(message)), email: 'kept@example.com', phone: '+447700900200' };
+    // While the phone's code goes out, the operator removes the email the plan took as verified.
+    const capture = gw.herald.deps.channels.capture;
+    const send = capture.send.bind(capture);
+    let removed = false;
+    capture.send = async (outbound) => {
+      if (!removed && outbound.meta.wallet === wallet.address) {
+        removed = (await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/identities', { wallet: wallet.address, email: null })).status === 201;
+      }
+      return send(outbound);
+    };
+    try {
+      const refused = await call(gw.url, undefined, 'POST', '/v1/identities', body);
+      assert.equal(refused.status, 409, JSON.stringify(refused.body));
+      assert.ok(isErrorBody(refused.body));
+      assert.equal(refused.body.code, 'CONFLICT');
+      assert.match(refused.body.message, /send the same challenge again/);
+    } finally {
+      capture.send = send;
+    }
+    assert.deepEqual((await status(wallet.address)).body, { registered: true, channels: [] }, 'nothing was changed');
+    const again = await call(gw.url, undefined, 'POST', '/v1/identities', body);
+    assert.equal(again.status, 201, JSON.stringify(again.body));
+    assert.deepEqual(again.body.awaitingVerification, ['email', 'sms']);
+  });
+
   it('changes nothing when a code cannot be sent, and the same challenge works once the provider is back', async () => {
     // A real SMTP server that answers 451 (try later) to this recipient.
     const smtp = await startSmtpServer();

@@ -92,20 +92,31 @@ export async function registerIdentity(deps: RegistrationDeps, input: Registrati
   const linkExpiresAt = new Date(now.getTime() + LINK_TOKEN_TTL_MS);
   const row = await withChallengeUsed(deps.db, input, now, async () => {
     const stored = await findIdentity(deps.db, input.wallet);
-    const plans = planContacts(deps, stored, input);
-    const codes = await sendCodes(deps, input.wallet, plans, now);
+    const codes = await sendCodes(deps, input.wallet, planContacts(deps, stored, input), now);
     return deps.db.transaction(async (tx) => {
+      // Planned again from the row as it is now: a verification that landed while the codes went
+      // out must not be undone by a plan made before it. Registrations of one wallet take their
+      // turn here (the row may not exist yet, so the lock is on the wallet, not the row).
+      await tx.query("SELECT pg_advisory_xact_lock(hashtextextended('identity:' || $1, 0))", [input.wallet]);
+      const current = await findIdentity(tx, input.wallet, true);
+      const plans = planContacts(deps, current, input);
+      for (const [channel, plan] of plans) {
+        if (plan.sendCodeTo !== undefined && !codes.has(channel)) {
+          throw new ApiError('CONFLICT', "The wallet's contacts changed while this registration was sending its codes (a verification at the same moment); nothing was changed, send the same challenge again");
+        }
+      }
       const fields: IdentityFields = {};
       for (const { channel, enc, at, replacement } of CONTACTS) {
         const plan = plans.get(channel)!;
         if (plan.value === undefined && plan.replacement === undefined) continue;
         if (plan.value !== undefined) {
           fields[enc] = plan.value === null ? null : deps.secrets.encrypt(plan.value);
-          fields[at] = plan.verified ? (stored?.[at] ?? now) : null;
+          fields[at] = plan.verified ? (current?.[at] ?? now) : null;
         }
         if (plan.replacement !== undefined) fields[replacement] = plan.replacement === null ? null : deps.secrets.encrypt(plan.replacement);
-        // One code per channel, for the contact it was sent to; a withdrawn or removed one's dies.
-        const code = codes.get(channel);
+        // One code per channel, for the contact it was sent to; a withdrawn or removed one's dies,
+        // and so does one sent for a contact that meanwhile needs none (verified at the same moment).
+        const code = plan.sendCodeTo === undefined ? undefined : codes.get(channel);
         if (code) {
           const digest = codeDigest(deps.secrets, input.wallet, channel, code);
           await replaceCode(tx, input.wallet, channel, digest, new Date(now.getTime() + CODE_TTL_MS));
