@@ -189,6 +189,10 @@ describe('sending with a template', () => {
     const looked = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Lookup', category: 'defi', subjectTemplate: 'Hi {{lookup user "first"}}', htmlSource: '<p>x</p>', textSource: 't' });
     assert.equal((await preview({ templateId: looked.body.templateId })).body.subject, 'Hi {{user.first}}');
     assert.equal((await preview({ templateId: looked.body.templateId, templateVariables: { user: { first: 'Ana' } } })).body.subject, 'Hi Ana');
+    const keyed = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Keyed', category: 'defi', subjectTemplate: 'Price {{lookup prices symbol}}', htmlSource: '<p>x</p>', textSource: 't' });
+    const keyedPreview = await preview({ templateId: keyed.body.templateId });
+    assert.equal(keyedPreview.status, 200, JSON.stringify(keyedPreview.body));
+    assert.equal((await preview({ templateId: keyed.body.templateId, templateVariables: { prices: { SOL: 150 }, symbol: 'SOL' } })).body.subject, 'Price 150');
     const guest = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Guest', category: 'defi', subjectTemplate: '{{#if user}}Hi {{user.name}}{{else}}Hi anon{{/if}}', htmlSource: '<p>x</p>', textSource: 't' });
     assert.equal((await preview({ templateId: guest.body.templateId })).body.subject, 'Hi anon');
     assert.equal((await preview({ templateId: guest.body.templateId, templateVariables: { user: { name: 'Ana' } } })).body.subject, 'Hi Ana');

@@ -106,10 +106,29 @@ describe('compileTemplate', () => {
     assert.equal(compileTemplate(sources('{{#each r}}{{@index}}:{{@first}} {{/each}}')).render({ r: ['x', 'y'] }).html, '0:true 1:false ');
   });
 
+  it('refuses templates nested too deeply to render, naming why, at create', () => {
+    const deepLookups = `{{#if ${'(lookup '.repeat(2500)}a${' "b")'.repeat(2500)}}}y{{/if}}`;
+    assert.equal(findTemplateProblem('htmlSource', deepLookups), 'htmlSource nests blocks or sub-expressions more than 50 deep');
+    const deepBlocks = `${'{{#if a}}'.repeat(3000)}x${'{{/if}}'.repeat(3000)}`;
+    assert.equal(findTemplateProblem('textSource', deepBlocks), 'textSource nests blocks or sub-expressions more than 50 deep');
+    assert.equal(findTemplateProblem('textSource', `${'{{#if a}}'.repeat(50)}x${'{{/if}}'.repeat(50)}`), null);
+    assert.equal(findTemplateProblem('textSource', `{{#if ${Array(60).fill('a').join('.')}}}x{{/if}}`), 'textSource line 1: a path of more than 50 segments');
+  });
+
+  it('reads data paths and ../ paths like others, and says plainly when one reaches nothing', () => {
+    assert.throws(() => compileTemplate(sources('R={{@root}}')).render({ a: 1 }), (error) => error instanceof TemplateRenderError && /"@root" is an object/.test(error.message));
+    assert.equal(compileTemplate(sources('{{#if @foo.bar}}Y{{else}}N{{/if}}')).render({}).html, 'N');
+    assert.throws(
+      () => compileTemplate(sources('{{../x}}')).render({ x: 1 }),
+      (error) => error instanceof TemplateRenderError && /"x" is read from nothing: a \.\.\/ path climbs above the variables/.test(error.message),
+    );
+  });
+
   it('names the key a lookup looked for, when the key is a variable', () => {
     const t = compileTemplate(sources('{{lookup prices symbol}}'));
     assert.equal(t.render({ prices: { SOL: 150 }, symbol: 'SOL' }).html, '150');
     assert.equal(missing(() => t.render({ prices: {}, symbol: 'zz' })).variable, 'prices.zz');
+    assert.equal(missing(() => t.render({ prices: { SOL: 1 } })).variable, 'symbol', 'the key variable itself is what is missing');
     assert.equal(missing(() => compileTemplate(sources('{{lookup a \'x"y\'}}')).render({ a: {} })).variable, 'a.x"y');
   });
 

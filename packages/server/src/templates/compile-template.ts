@@ -58,16 +58,43 @@ const BUILT_IN_HELPERS = new Map([
 
 type AstNode = { type: string; loc?: hbs.AST.SourceLocation; [key: string]: unknown };
 
-function* walk(node: unknown): Generator<AstNode> {
-  if (Array.isArray(node)) {
-    for (const child of node) yield* walk(child);
-    return;
+/**
+ * Every node of a tree, parents before children and in source order; without recursion, so a
+ * deeply nested template cannot overflow the stack. A node's children are read after it was
+ * handed out, so the caller may rewrite them (prepareForRendering).
+ */
+function* walk(root: unknown): Generator<AstNode> {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!node || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i--) stack.push(node[i]);
+      continue;
+    }
+    if (typeof (node as AstNode).type === 'string') yield node as AstNode;
+    const children = Object.entries(node).filter(([key, value]) => key !== 'loc' && value && typeof value === 'object');
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i][1]);
   }
-  if (!node || typeof node !== 'object') return;
-  if (typeof (node as AstNode).type === 'string') yield node as AstNode;
-  for (const [key, value] of Object.entries(node)) {
-    if (key !== 'loc' && value && typeof value === 'object') yield* walk(value);
+}
+
+/** How deeply blocks and sub-expressions may nest, and how many segments a path may have. */
+const MAX_NESTING = 50;
+const MAX_SEGMENTS = 50;
+
+/** Blocks and sub-expressions around the deepest node. */
+function nesting(ast: hbs.AST.Program): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[ast, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (!node || typeof node !== 'object') continue;
+    const type = (node as AstNode).type;
+    const inner = type === 'BlockStatement' || type === 'SubExpression' ? depth + 1 : depth;
+    deepest = Math.max(deepest, inner);
+    for (const [key, value] of Object.entries(node)) if (key !== 'loc' && value && typeof value === 'object') stack.push([value, inner]);
   }
+  return deepest;
 }
 
 const lineOf = (node: AstNode) => node.loc?.start.line ?? 1;
@@ -130,14 +157,18 @@ function describeParseError(error: Error, source: string): { line: number; reaso
  */
 export function findTemplateProblem(field: TemplateField, source: string): string | null {
   if (!hasVisibleText(source)) return `${field} is blank: it must hold something to show, not only spaces, control or zero-width characters`;
+  const tooDeep = `${field} nests blocks or sub-expressions more than ${MAX_NESTING} deep`;
   let ast: hbs.AST.Program;
   try {
     ast = hb.parse(source);
   } catch (error) {
+    if (error instanceof RangeError) return tooDeep;
     const { line, reason } = describeParseError(error as Error, source);
     return `${field} has a syntax error on line ${line}: ${reason}`;
   }
+  if (nesting(ast) > MAX_NESTING) return tooDeep;
   for (const node of walk(ast)) {
+    if (node.type === 'PathExpression' && (node.parts as string[]).length > MAX_SEGMENTS) return `${field} line ${lineOf(node)}: a path of more than ${MAX_SEGMENTS} segments`;
     const problem = refusal(field, node, source);
     if (problem) return `${field} line ${lineOf(node)}: ${problem}`;
   }
@@ -168,6 +199,8 @@ export function placeholderPaths(sources: TemplateSources): string[] {
       if (pathName(node.path) !== 'lookup' || object?.type !== 'PathExpression') continue;
       if (node.type === 'SubExpression') blockParams.add(object);
       else if (node.type === 'MustacheStatement' && key?.type === 'StringLiteral') lookedUp.set(object, String(key.value));
+      // A key that is a variable: the object is found by rendering, once the key has its value.
+      else if (node.type === 'MustacheStatement') blockParams.add(object);
     }
     for (const node of walk(ast)) {
       if (node.type !== 'PathExpression' || node.data || (node.depth as number) > 0) continue;
@@ -217,6 +250,9 @@ function renderSource(compiled: CompiledSource, variables: Record<string, unknow
 
 /** The engine's own words where they are JavaScript's (a field looked up on a string or number). */
 function readableRenderError(message: string): string {
+  // A `../` climbing above the variables, or a data variable (`@name`) that does not exist.
+  const beyond = /^Cannot read properties of (?:undefined|null) \(reading '([^']*)'\)$/.exec(message);
+  if (beyond) return `"${beyond[1]}" is read from nothing: a ../ path climbs above the variables, or an @ name is not one Handlebars sets there`;
   const lookup = /^Cannot use 'in' operator to search for '([^']*)' in (.*)$/s.exec(message);
   if (!lookup) return message;
   const value = lookup[2].length > 40 ? `${lookup[2].slice(0, 37)}...` : lookup[2];

@@ -50,8 +50,8 @@ const hashOf = (pairs: [string, string][], loc: hbs.AST.SourceLocation): hbs.AST
   loc,
 });
 
-/** A path of several segments below the context or `@root`: the ones whose parents may be missing. */
-const isDeep = (path: PathNode) => path.parts.length > 1 && (!path.data || path.parts[0] === 'root');
+/** A path of several segments: the ones whose parents may be missing. */
+const isDeep = (path: PathNode) => path.parts.length > 1;
 
 /**
  * A condition or argument `a.b.c` as `(lookup (lookup a "b") "c")`. Strict mode reads the segments
@@ -88,20 +88,20 @@ export function prepareForRendering(nodes: Iterable<Node>): void {
     if (node.type !== 'MustacheStatement' || call.path.type !== 'PathExpression') continue;
     const path = call.path as PathNode;
     const printed = { ...path, parts: [PRINT], original: PRINT, depth: 0, data: false };
-    if (call.params.length === 0 && !call.hash && (!path.data || isDeep(path))) {
+    if (call.params.length === 0 && !call.hash) {
       call.params = [headOf(path), ...path.parts.slice(1).map((name) => literal(name, call.loc))];
       call.hash = hashOf([['path', path.data ? path.original : nameOf(path)]], call.loc);
       call.path = printed;
     } else if (!path.data && path.original === 'lookup' && call.params.length === 2) {
       // The key may be a variable: the path is named once its value is known.
-      call.hash = hashOf([['object', nameOf(call.params[0])]], call.loc);
+      call.hash = hashOf([['object', nameOf(call.params[0])], ['key', nameOf(call.params[1])]], call.loc);
       call.path = printed;
     }
   }
 }
 
 interface PrintOptions {
-  hash: { path?: string; object?: string };
+  hash: { path?: string; object?: string; key?: string };
   loc?: hbs.AST.SourceLocation;
 }
 
@@ -110,8 +110,11 @@ export function registerPrint(hb: Engine): void {
   hb.registerHelper(PRINT, (...args: unknown[]) => {
     const options = args.pop() as PrintOptions;
     const [head, ...keys] = args;
+    const line = options.loc?.start.line ?? 1;
+    // A lookup whose key is a variable without a value: that variable is what is missing.
+    if (options.hash.key !== undefined && keys[0] === undefined) throw new MissingPathError(options.hash.key, line);
     const path = options.hash.path ?? `${options.hash.object}.${keys.map(String).join('.')}`;
-    const missing = () => new MissingPathError(path, options.loc?.start.line ?? 1);
+    const missing = () => new MissingPathError(path, line);
     let value = head;
     for (const key of keys) {
       if (value === undefined || value === null) throw missing();
