@@ -10,7 +10,7 @@
  */
 import Handlebars from 'handlebars';
 import { cleanSubject, hasVisibleText } from '../rendering/clean-text.js';
-import { MissingPathError, prepareForRendering, registerPrint } from './prepare-for-rendering.js';
+import { MissingPathError, notAnObject, prepareForRendering, registerPrint } from './prepare-for-rendering.js';
 
 export { SHOWN_AS } from './prepare-for-rendering.js';
 
@@ -59,43 +59,35 @@ const BUILT_IN_HELPERS = new Map([
 type AstNode = { type: string; loc?: hbs.AST.SourceLocation; [key: string]: unknown };
 
 /**
- * Every node of a tree, parents before children and in source order; without recursion, so a
- * deeply nested template cannot overflow the stack. A node's children are read after it was
- * handed out, so the caller may rewrite them (prepareForRendering).
+ * Every node of a tree, parents before children and in source order, with the number of blocks
+ * and sub-expressions it stands in (itself included); without recursion, so a deeply nested
+ * template cannot overflow the stack. A node's children are read after it was handed out, so the
+ * caller may rewrite them (prepareForRendering).
  */
-function* walk(root: unknown): Generator<AstNode> {
-  const stack: unknown[] = [root];
+function* walkNested(root: unknown): Generator<[AstNode, number]> {
+  const stack: [unknown, number][] = [[root, 0]];
   while (stack.length > 0) {
-    const node = stack.pop();
+    const [node, around] = stack.pop()!;
     if (!node || typeof node !== 'object') continue;
     if (Array.isArray(node)) {
-      for (let i = node.length - 1; i >= 0; i--) stack.push(node[i]);
+      for (let i = node.length - 1; i >= 0; i--) stack.push([node[i], around]);
       continue;
     }
-    if (typeof (node as AstNode).type === 'string') yield node as AstNode;
+    const type = (node as AstNode).type;
+    const nesting = type === 'BlockStatement' || type === 'SubExpression' ? around + 1 : around;
+    if (typeof type === 'string') yield [node as AstNode, nesting];
     const children = Object.entries(node).filter(([key, value]) => key !== 'loc' && value && typeof value === 'object');
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i][1]);
+    for (let i = children.length - 1; i >= 0; i--) stack.push([children[i][1], nesting]);
   }
+}
+
+function* walk(root: unknown): Generator<AstNode> {
+  for (const [node] of walkNested(root)) yield node;
 }
 
 /** How deeply blocks and sub-expressions may nest, and how many segments a path may have. */
 const MAX_NESTING = 50;
 const MAX_SEGMENTS = 50;
-
-/** Blocks and sub-expressions around the deepest node. */
-function nesting(ast: hbs.AST.Program): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[ast, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (!node || typeof node !== 'object') continue;
-    const type = (node as AstNode).type;
-    const inner = type === 'BlockStatement' || type === 'SubExpression' ? depth + 1 : depth;
-    deepest = Math.max(deepest, inner);
-    for (const [key, value] of Object.entries(node)) if (key !== 'loc' && value && typeof value === 'object') stack.push([value, inner]);
-  }
-  return deepest;
-}
 
 const lineOf = (node: AstNode) => node.loc?.start.line ?? 1;
 const pathName = (path: unknown) => ((path as { original?: unknown })?.original ?? '') as string;
@@ -166,8 +158,8 @@ export function findTemplateProblem(field: TemplateField, source: string): strin
     const { line, reason } = describeParseError(error as Error, source);
     return `${field} has a syntax error on line ${line}: ${reason}`;
   }
-  if (nesting(ast) > MAX_NESTING) return tooDeep;
-  for (const node of walk(ast)) {
+  for (const [node, nesting] of walkNested(ast)) {
+    if (nesting > MAX_NESTING) return tooDeep;
     if (node.type === 'PathExpression' && (node.parts as string[]).length > MAX_SEGMENTS) return `${field} line ${lineOf(node)}: a path of more than ${MAX_SEGMENTS} segments`;
     const problem = refusal(field, node, source);
     if (problem) return `${field} line ${lineOf(node)}: ${problem}`;
@@ -254,9 +246,7 @@ function readableRenderError(message: string): string {
   const beyond = /^Cannot read properties of (?:undefined|null) \(reading '([^']*)'\)$/.exec(message);
   if (beyond) return `"${beyond[1]}" is read from nothing: a ../ path climbs above the variables, or an @ name is not one Handlebars sets there`;
   const lookup = /^Cannot use 'in' operator to search for '([^']*)' in (.*)$/s.exec(message);
-  if (!lookup) return message;
-  const value = lookup[2].length > 40 ? `${lookup[2].slice(0, 37)}...` : lookup[2];
-  return `"${lookup[1]}" cannot be read from the value ${JSON.stringify(value)}, which is not an object`;
+  return lookup ? notAnObject(lookup[1], lookup[2]) : message;
 }
 
 /** The longest subject an email header carries (as for a send's own `subject`). */

@@ -100,6 +100,12 @@ export function prepareForRendering(nodes: Iterable<Node>): void {
   }
 }
 
+/** The refusal of a field read from a text, number or boolean. */
+export function notAnObject(key: string, value: string): string {
+  const shown = value.length > 40 ? `${value.slice(0, 37)}...` : value;
+  return `"${key}" cannot be read from the value ${JSON.stringify(shown)}, which is not an object`;
+}
+
 interface PrintOptions {
   hash: { path?: string; object?: string; key?: string };
   loc?: hbs.AST.SourceLocation;
@@ -118,10 +124,7 @@ export function registerPrint(hb: Engine): void {
     let value = head;
     for (const key of keys) {
       if (value === undefined || value === null) throw missing();
-      if (typeof value !== 'object') {
-        const shown = String(value).length > 40 ? `${String(value).slice(0, 37)}...` : String(value);
-        throw new hb.Exception(`"${String(key)}" cannot be read from the value ${JSON.stringify(shown)}, which is not an object`);
-      }
+      if (typeof value !== 'object') throw new hb.Exception(notAnObject(String(key), String(value)));
       if (!Object.prototype.hasOwnProperty.call(value, key as PropertyKey)) throw missing();
       value = (value as Record<string, unknown>)[key as string];
     }
