@@ -8,8 +8,8 @@ export interface PartialOutcome {
   show?: () => void;
   /** The cancellation's message: what was already done. */
   message: string;
-  /** The key that makes running the command again safe, and what running it again does. */
-  retry?: { idempotencyKey: string; note: string };
+  /** The key that makes running the command again safe, and what running it again does (withRetryKey's default when left out). */
+  retry?: { idempotencyKey: string; note?: string };
 }
 
 /**

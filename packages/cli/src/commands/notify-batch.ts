@@ -222,7 +222,7 @@ in input order: {index, notificationId, status, …} | {index, status: "error", 
         interruption.record({
           show: () => showResults(context, items, sofar, requests),
           message: `${sofar.filter((r) => r.status !== 'error' && r.status !== 'not_sent').length} of ${plural(items.length, 'item')} were sent`,
-          ...(retryKey ? { retry: { idempotencyKey: retryKey, note: 'sends only what is missing' } } : {}),
+          ...(retryKey ? { retry: { idempotencyKey: retryKey } } : {}),
         }),
       ).finally(() => interruption.record(undefined));
       showResults(context, items, results, planned);
