@@ -183,5 +183,64 @@ describe('delivery through the capture provider, engagement links', () => {
       assert.equal(res.body.code, 'NOT_FOUND');
     }
     assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
+
+    // A one-click POST with a broken link, from a browser's form: the page too.
+    const form = await fetch(`${gw.url}/unsubscribe/forged.token`, {
+      method: 'POST',
+      headers: { accept: 'text/html,*/*;q=0.8', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'List-Unsubscribe=One-Click',
+    });
+    assert.equal(form.status, 404);
+    assert.equal(form.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.match(await form.text(), /This unsubscribe link is not valid/);
+  });
+
+  it('shows a browser a page for a broken click link', async () => {
+    const browser = await fetch(`${gw.url}/track/click/garbage`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' }, redirect: 'manual' });
+    assert.equal(browser.status, 404);
+    assert.equal(browser.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.match(await browser.text(), /This tracking link is not valid/);
+  });
+
+  it("redirects a template's links with characters a header cannot carry to their encoded form", async () => {
+    const template = await call(gw.url, acme.apiKey, 'POST', '/v1/templates/email', {
+      name: 'Links',
+      category: 'defi',
+      subjectTemplate: 'Links',
+      htmlSource:
+        '<p><a href="https://shop.example/商品/{{id}}">cjk</a> <a href="https://café.example/menü?q=é">latin</a>' +
+        ' <a href="https://app.example/{{path}}">split</a> <a href="https://exa mple.com/">broken</a></p>',
+      textSource: 'links',
+    });
+    assert.equal(template.status, 201, JSON.stringify(template.body));
+    const sent = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', {
+      wallet,
+      subject: 's',
+      body: 'b',
+      category: 'defi',
+      preferredChannel: 'email',
+      templateId: template.body.templateId,
+      templateVariables: { id: '42', path: 'a\nb' },
+    });
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    await delivered(sent.body.notificationId);
+    const list = await call(gw.url, acme.apiKey, 'GET', `/v1/sandbox/messages?channel=email&limit=1`);
+    const html: string = list.body.data[0].html;
+    const clicks = [...html.matchAll(/href="([^"]*\/track\/click\/[^"]+)"/g)].map((m) => m[1].replace(/&amp;/g, '&').replace(/^https?:\/\/[^/]+/, gw.url));
+    const locations = [];
+    for (const click of clicks) {
+      const res = await fetch(click, { redirect: 'manual' });
+      assert.equal(res.status, 302);
+      locations.push(res.headers.get('location'));
+    }
+    assert.deepEqual(locations, [
+      'https://shop.example/%E5%95%86%E5%93%81/42',
+      'https://xn--caf-dma.example/men%C3%BC?q=%C3%A9',
+      'https://app.example/ab',
+    ]);
+    // A link no URL parser reads is left as the template wrote it, without tracking.
+    assert.ok(html.includes('href="https://exa mple.com/"'));
+    const rows = await gw.herald.deps.db.query(`SELECT url FROM engagement_events WHERE notification_id = $1 AND kind = 'click' ORDER BY id`, [sent.body.notificationId]);
+    assert.deepEqual(rows.map((r: any) => r.url), locations);
   });
 });

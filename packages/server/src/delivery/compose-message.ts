@@ -1,5 +1,5 @@
 import type { Channel, OutboundMessage } from '../channels/provider.js';
-import type { TrackingLinks } from '../engagement/tracking-links.js';
+import { redirectTarget, type TrackingLinks } from '../engagement/tracking-links.js';
 import { renderNotification, type Category } from '../rendering/render-notification.js';
 import { renderTemplatedNotification, type TemplateVersion } from '../templates/render-templated-notification.js';
 import type { Contacts } from './load-contacts.js';
@@ -38,7 +38,8 @@ export function composeMessage(n: DeliverableNotification, channel: Channel, to:
     protocolName: n.protocol_name,
     unsubscribeUrl,
     openPixelUrl: channel === 'email' ? links.link('open', { notificationId: n.id }) : undefined,
-    rewriteLink: channel === 'email' ? (url: string) => links.link('click', { notificationId: n.id, url }) : undefined,
+    // A link no URL parser reads is left as written: a redirect could only refuse it.
+    rewriteLink: channel === 'email' ? (url: string) => (redirectTarget(url) ? links.link('click', { notificationId: n.id, url }) : url) : undefined,
   };
   if (n.template_id && !n.template) throw new Error(`template ${n.template_id} version of notification ${n.id} is missing`);
   // The rendering makes each channel's format on first read: only this channel's is made.

@@ -1,13 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { mediaRanges } from '../http/accept-header.js';
 import { ApiError } from '../http/errors.js';
 import { escapeHtml } from '../rendering/markdown.js';
 import { unsubscribe } from '../subscriptions/subscription-store.js';
 import { recordEngagement } from './engagement-store.js';
-import { TrackingLinks } from './tracking-links.js';
+import { redirectTarget, TrackingLinks } from './tracking-links.js';
 
 // A transparent 1x1 GIF.
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -19,6 +19,15 @@ const HTML = 'text/html; charset=utf-8';
 /** Whether the Accept header names text/html itself with a q-value above 0 (a browser's does). */
 function asksForHtml(accept: string | undefined): boolean {
   return mediaRanges(accept).some(({ range, q }) => range === 'text/html' && q > 0);
+}
+
+/**
+ * The answer to a forged, altered or malformed link: a page for a person who opened it in a
+ * browser, the error body every error has for any other client.
+ */
+function invalidLink(request: FastifyRequest, reply: FastifyReply, what: string): FastifyReply {
+  if (!asksForHtml(request.headers.accept)) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
+  return reply.code(404).type(HTML).send(page('Link not valid', `<p>This ${what} link is not valid.</p>`));
 }
 
 function page(title: string, body: string): string {
@@ -51,9 +60,10 @@ export function engagementRoutes(app: FastifyInstance, deps: Deps): void {
     { config: pub, schema: { tags, summary: 'Click redirect to a link of the message', params: TokenParams, hide: true } },
     async (request, reply) => {
       const claim = links.verify('click', request.params.token);
-      if (!claim?.url || !/^https?:\/\//i.test(claim.url)) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
-      await recordEngagement(deps.db, claim.notificationId, 'click', claim.url, deps.now());
-      return reply.header('cache-control', 'no-store').redirect(claim.url, 302);
+      const target = redirectTarget(claim?.url);
+      if (!claim || !target) return invalidLink(request, reply, 'tracking');
+      await recordEngagement(deps.db, claim.notificationId, 'click', target, deps.now());
+      return reply.header('cache-control', 'no-store').redirect(target, 302);
     },
   );
 
@@ -62,12 +72,7 @@ export function engagementRoutes(app: FastifyInstance, deps: Deps): void {
     { config: pub, schema: { tags, summary: 'Unsubscribe confirmation page', params: TokenParams, hide: true } },
     async (request, reply) => {
       const claim = links.verify('unsubscribe', request.params.token);
-      if (!claim) {
-        // A person who opened a broken link in a browser reads a page; any other client gets the
-        // error body every error has.
-        if (!asksForHtml(request.headers.accept)) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
-        return reply.code(404).type(HTML).send(page('Link not valid', '<p>This unsubscribe link is not valid.</p>'));
-      }
+      if (!claim) return invalidLink(request, reply, 'unsubscribe');
       const action = `${deps.config.publicUrl}/unsubscribe/${encodeURIComponent(request.params.token)}`;
       return reply
         .type(HTML)
@@ -91,14 +96,14 @@ export function engagementRoutes(app: FastifyInstance, deps: Deps): void {
       { config: pub, schema: { tags, summary: 'RFC 8058 one-click unsubscribe', params: TokenParams, hide: true } },
       async (request, reply) => {
         const claim = links.verify('unsubscribe', request.params.token);
-        if (!claim) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
+        if (!claim) return invalidLink(request, reply, 'unsubscribe');
         const now = deps.now();
         const engaged = await deps.db.transaction(async (tx) => {
           const row = await recordEngagement(tx, claim.notificationId, 'unsubscribe', null, now);
           if (row) await unsubscribe(tx, row.protocol_id, row.wallet, now);
           return row;
         });
-        if (!engaged) throw new ApiError('NOT_FOUND', 'Unknown or invalid link');
+        if (!engaged) return invalidLink(request, reply, 'unsubscribe');
         return reply.type(HTML).send(page('Unsubscribed', '<p>You will not receive these notifications any more.</p>'));
       },
     );

@@ -8,6 +8,22 @@ export interface LinkClaim {
   url?: string;
 }
 
+/**
+ * Where a click link sends the reader: its http(s) address as a URL parser writes it (host in
+ * punycode, path and query percent-encoded, tabs and line breaks dropped), as a browser would
+ * read the link. Undefined for anything that is not an http(s) URL. A template's link is written
+ * as its author typed it, so it may hold characters a Location header cannot carry.
+ */
+export function redirectTarget(url: string | undefined): string | undefined {
+  if (!url || !/^https?:\/\//i.test(url)) return undefined;
+  try {
+    const target = new URL(url);
+    return target.protocol === 'http:' || target.protocol === 'https:' ? target.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const PATHS: Record<LinkKind, string> = { open: '/track/open/', click: '/track/click/', unsubscribe: '/unsubscribe/' };
 
 /**
