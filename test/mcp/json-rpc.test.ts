@@ -276,8 +276,8 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     await waitFor(async () => gateway.herald.app!.inFlight.size === 0);
   });
 
-  it('every method but POST answers 405 with a JSON-RPC error and Allow: POST', async () => {
-    for (const method of ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS']) {
+  it('every method but POST (and a CORS preflight) answers 405 with a JSON-RPC error and Allow: POST', async () => {
+    for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
       const res = await fetch(`${gateway.url}/mcp`, { method });
       assert.equal(res.status, 405, method);
       assert.equal(res.headers.get('allow'), 'POST', method);
@@ -287,6 +287,31 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     const head = await fetch(`${gateway.url}/mcp`, { method: 'HEAD' });
     assert.equal(head.status, 405);
     assert.equal(head.headers.get('allow'), 'POST');
+  });
+
+  it("answers a browser's CORS preflight and lets any origin read its answers and their headers", async () => {
+    const preflight = await fetch(`${gateway.url}/mcp`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-protocol-version' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.equal(preflight.headers.get('access-control-allow-methods'), 'POST');
+    assert.equal(preflight.headers.get('access-control-allow-headers'), 'content-type, mcp-protocol-version');
+    assert.equal(preflight.headers.get('access-control-max-age'), '86400');
+    assert.equal(await preflight.text(), '');
+    const answer = await fetch(`${gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { origin: 'https://agent.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.get('access-control-allow-origin'), '*');
+    assert.match(answer.headers.get('access-control-expose-headers')!, /X-Request-Id.*Retry-After/);
+    // Refusals too: a browser client can read the JSON-RPC error.
+    const refused = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { origin: 'https://agent.example', 'content-type': 'text/plain' }, body: '{}' });
+    assert.equal(refused.status, 415);
+    assert.equal(refused.headers.get('access-control-allow-origin'), '*');
   });
 
   it('refuses other content types and oversize bodies with a JSON-RPC error, not the REST error shape', async () => {

@@ -36,6 +36,21 @@ describe('readJsonRpcBody', () => {
     }
   });
 
+  it('answers an integer id too large for a JSON number to carry exactly with id null, never with the digits it lost', () => {
+    for (const raw of ['{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}', '{"jsonrpc":"2.0","id":-9223372036854775807,"method":"ping"}']) {
+      const error = errorOf(raw);
+      assert.equal(error.error.code, -32600);
+      assert.equal(error.id, null);
+      assert.match(error.error.message, /beyond ±9007199254740991.*send it as a string/);
+    }
+    const batch = readJsonRpcBody('[{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"},{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}]');
+    assert.ok('members' in batch);
+    assert.deepEqual(
+      batch.members.map((member) => ('invalid' in member ? member.invalid.id : (member.message as { id: number }).id)),
+      [null, 9007199254740991],
+    );
+  });
+
   it('answers -32600 for an empty batch', () => {
     assert.equal(errorOf('[]').error.code, -32600);
   });

@@ -17,17 +17,32 @@ export function jsonRpcError(code: number, message: string, id: string | number 
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
-/** The id of a message, or null when it has none that can be read. */
+/**
+ * The id of a message, or null when it has none that can be read. An integer beyond ±(2^53 − 1)
+ * has already lost digits in parsing: answering with it would name another request.
+ */
 export function idOf(message: unknown): string | number | null {
   const id = (message as { id?: unknown } | null)?.id;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
+  if (typeof id === 'number') return hasExactId(message) ? id : null;
+  return typeof id === 'string' ? id : null;
 }
+
+/** False for a numeric id too large to have been read exactly. */
+const hasExactId = (message: unknown) => {
+  const id = (message as { id?: unknown } | null)?.id;
+  return typeof id !== 'number' || !Number.isInteger(id) || Number.isSafeInteger(id);
+};
 
 /** The most messages a batch may hold: each is served, and charged against the client's limit, on its own. */
 export const MAX_BATCH = 100;
 
 const NOT_A_MESSAGE =
   'Invalid Request: expected a JSON-RPC 2.0 message ({"jsonrpc": "2.0", "method": string, "params"?: object, "id"?: string | integer})';
+const INEXACT_ID =
+  'Invalid Request: the id is an integer beyond ±9007199254740991, which a JSON number does not carry exactly here; send it as a string';
+
+/** The -32600 answer to a value that is not a JSON-RPC message. */
+const notAMessage = (value: unknown) => jsonRpcError(INVALID_REQUEST, hasExactId(value) ? NOT_A_MESSAGE : INEXACT_ID, idOf(value));
 
 /** A member of a request body: a JSON-RPC message to serve, or the -32600 error of a batch member that is not one. */
 export type JsonRpcMember = { message: unknown } | { invalid: JsonRpcErrorBody };
@@ -60,10 +75,10 @@ export function readJsonRpcBody(raw: Buffer | string | undefined, maxBatch = MAX
     return { error: jsonRpcError(PARSE_ERROR, `Parse error: ${text ? (error as Error).message : 'the body is empty'}`) };
   }
   const isMessage = (message: unknown) => JSONRPCMessageSchema.safeParse(message).success;
-  if (!Array.isArray(value)) return isMessage(value) ? { members: [{ message: value }], batch: false } : { error: jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(value)) };
+  if (!Array.isArray(value)) return isMessage(value) ? { members: [{ message: value }], batch: false } : { error: notAMessage(value) };
   if (value.length === 0) return { error: jsonRpcError(INVALID_REQUEST, 'Invalid Request: empty batch') };
   if (value.length > maxBatch) return { error: jsonRpcError(INVALID_REQUEST, `Invalid Request: a batch holds at most ${maxBatch} messages, this one has ${value.length}`) };
-  const members = value.map((member): JsonRpcMember => (isMessage(member) ? { message: member } : { invalid: jsonRpcError(INVALID_REQUEST, NOT_A_MESSAGE, idOf(member)) }));
+  const members = value.map((member): JsonRpcMember => (isMessage(member) ? { message: member } : { invalid: notAMessage(member) }));
   if (members.every((member) => 'invalid' in member)) return { error: members.map((member) => (member as { invalid: JsonRpcErrorBody }).invalid) };
   return { members, batch: true };
 }

@@ -18,6 +18,17 @@ const NOT_ACCEPTABLE = jsonRpcError(SERVER_ERROR, 'Not Acceptable: the client mu
 const TRANSPORT_ACCEPT = 'application/json, text/event-stream';
 
 /**
+ * Cross-origin use: the endpoint serves public documentation, needs no credentials and holds
+ * nothing of the caller's, so any web page's MCP client may call it (a browser asks first with an
+ * OPTIONS preflight). The headers a client reads are exposed to it.
+ */
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After',
+};
+const PREFLIGHT_MAX_AGE_S = 86_400;
+
+/**
  * The request as the SDK's web-standard transport reads it: the client's headers, with an Accept
  * header the transport takes (it asks for SSE too, which this endpoint never sends; acceptsJson
  * has already checked that the client reads JSON). The body is handed over parsed.
@@ -165,6 +176,10 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       done(null, body);
     });
     installJsonRpcErrorHandler(scope, deps.log);
+    scope.addHook('onSend', async (_request, reply, payload) => {
+      reply.headers(CORS_HEADERS);
+      return payload;
+    });
 
     scope.post(
       '/mcp',
@@ -179,9 +194,21 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       },
       (request, reply) => answerMcp(deps, tools, request, reply),
     );
+    // A browser's CORS preflight: any request headers the client names may be sent.
+    scope.options('/mcp', { config: { access: 'public' }, schema: { hide: true } }, async (request, reply) =>
+      reply
+        .code(204)
+        .headers({
+          allow: 'POST, OPTIONS',
+          'access-control-allow-methods': 'POST',
+          'access-control-allow-headers': request.headers['access-control-request-headers'] ?? 'content-type',
+          'access-control-max-age': String(PREFLIGHT_MAX_AGE_S),
+        })
+        .send(),
+    );
     // Every other method is refused in JSON-RPC too (HEAD comes with GET).
     scope.route({
-      method: ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
+      method: ['GET', 'DELETE', 'PUT', 'PATCH'],
       url: '/mcp',
       config: { access: 'public' },
       schema: { hide: true },
