@@ -115,6 +115,23 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
     assert.equal(event.data.attempts, 1);
   });
 
+  it('stores a provider answer holding a NUL character without it, so its outcome and the others of its batch are committed', async () => {
+    const [poisoned, plain] = [contacts(), contacts()];
+    const [poisonedWallet, plainWallet] = await Promise.all([
+      registeredWallet(gw.url, { telegramChatId: poisoned.telegramChatId }),
+      registeredWallet(gw.url, { telegramChatId: plain.telegramChatId }),
+    ]);
+    telegram.script({ kind: 'refused', status: 400, description: 'Bad Request: chat\u0000 not found' }, { chatId: poisoned.telegramChatId });
+    const [failed, delivered] = await Promise.all([send({ wallet: poisonedWallet }), send({ wallet: plainWallet })]);
+    const record = await settled(failed);
+    assert.equal(record.status, 'failed');
+    assert.match(record.attempts[0].error, /Bad Request: chat not found/);
+    const [event] = await eventsOf(failed);
+    assert.equal(event.type, 'notification.failed');
+    assert.match(event.data.reason, /Bad Request: chat not found/);
+    assert.equal((await settled(delivered)).status, 'delivered');
+  });
+
   it('retries an SMTP 451 and then delivers', async () => {
     const c = contacts();
     const wallet = await registeredWallet(gw.url, { email: c.email });

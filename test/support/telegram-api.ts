@@ -2,7 +2,7 @@
  * A local HTTP server speaking the Telegram Bot API `sendMessage` contract: token in the path,
  * JSON in, `{ok, result}` / `{ok: false, error_code, description, parameters}` out. It checks the
  * HTML parse mode the way Telegram does (only its tag subset, balanced tags, escaped `<`, `>`,
- * `&`), records every request, and can be scripted to answer 429 / 403 / 400 / 500 or to stall.
+ * `&`), records every request, and can be scripted to answer 429 / 403 / 400 / 500, any refusal given, or to stall.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +24,7 @@ export type TelegramAnswer =
   | { kind: 'blocked' }
   | { kind: 'chat-not-found' }
   | { kind: 'server-error' }
+  | { kind: 'refused'; status: number; description: string }
   | { kind: 'delay'; ms: number };
 
 export interface TestTelegramApi {
@@ -98,6 +99,7 @@ export async function startTelegramApi(options: { token?: string } = {}): Promis
     if (answer?.kind === 'blocked') return refuse(res, 403, 'Forbidden: bot was blocked by the user');
     if (answer?.kind === 'chat-not-found') return refuse(res, 400, 'Bad Request: chat not found');
     if (answer?.kind === 'server-error') return refuse(res, 500, 'Internal Server Error');
+    if (answer?.kind === 'refused') return refuse(res, answer.status, answer.description);
     if (!chatId) return refuse(res, 400, 'Bad Request: chat_id is empty');
     const text = typeof body.text === 'string' ? body.text : '';
     if (!text.trim()) return refuse(res, 400, 'Bad Request: message text is empty');

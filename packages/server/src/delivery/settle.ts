@@ -1,5 +1,6 @@
 import type { Environment } from '../auth/api-keys.js';
 import type { Channel, SendOutcome } from '../channels/provider.js';
+import { storableText } from '../db/storable-text.js';
 import { notificationEventData, type NotificationEventType } from '../webhooks/event-payloads.js';
 import { nextAttemptAt, type RetryPolicy } from './retry-policy.js';
 
@@ -47,9 +48,10 @@ export interface UnreachableContact {
  */
 export function settle(
   n: ClaimedNotification,
-  outcome: SendOutcome,
+  answer: SendOutcome,
   ctx: { provider: string; durationMs: number; now: Date; policy: RetryPolicy; hasPhone: boolean; random?: number },
 ): Settlement {
+  const outcome = storableOutcome(answer);
   const channel = n.fallback_channel ?? n.channel;
   const base = {
     id: n.id,
@@ -108,4 +110,11 @@ export function settle(
     lastError: reason,
     event: { type, data: notificationEventData(type, { notificationId: n.id, wallet: n.wallet, channel, reason, attempts: n.attempts, environment: n.environment }) },
   };
+}
+
+/** The outcome with the provider's texts as the database can store them (storableText). */
+function storableOutcome(outcome: SendOutcome): SendOutcome {
+  if (outcome.kind === 'delivered') return { ...outcome, providerResponse: storableText(outcome.providerResponse) };
+  const providerResponse = outcome.providerResponse === undefined ? {} : { providerResponse: storableText(outcome.providerResponse) };
+  return { ...outcome, error: storableText(outcome.error), ...providerResponse };
 }

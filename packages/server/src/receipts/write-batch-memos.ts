@@ -1,3 +1,4 @@
+import { storableText } from '../db/storable-text.js';
 import { nextAttemptAt } from '../delivery/retry-policy.js';
 import { claimBatchesToWrite, failBatchWrite, markBatchWritten, recordWriteAttempt, retryBatchWrite, type ClaimedBatch } from './batch-store.js';
 import { parseField, receiptMemo } from './field-encoding.js';
@@ -23,7 +24,7 @@ async function writeBatchMemo(work: ReceiptWork, batch: ClaimedBatch): Promise<v
     const tx = await chain.writeMemo(receiptMemo(batch.id, parseField(batch.root)));
     await markBatchWritten(work.db, batch, { tx, cluster: chain.cluster, signer: await chain.signer(), now: work.now() });
   } catch (error) {
-    const reason = `on-chain write failed: ${(error as Error).message}`.slice(0, 1000);
+    const reason = storableText(`on-chain write failed: ${(error as Error).message}`).slice(0, 1000);
     const next = nextAttemptAt(work.config.retry, batch.attempts, work.now());
     work.log.warn({ batch: batch.id, attempts: batch.attempts, cluster: chain.cluster, err: error, retryAt: next }, 'receipt batch write failed');
     if (next) await retryBatchWrite(work.db, batch, next, reason);

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { storableText } from '../db/storable-text.js';
 import type { WebhookTarget } from './resolve-target.js';
 
 /** What one attempt got back; `ok` = the receiver answered 2xx within the time limit. */
@@ -124,5 +125,5 @@ function statusProblem(statusCode: number | null, location: string | undefined):
 
 /** The first 1 KB as text; NUL characters are dropped because PostgreSQL text cannot hold them. */
 function responseText(chunks: Buffer[]): string {
-  return Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8').replace(/\u0000/g, '');
+  return storableText(Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8'));
 }
