@@ -38,8 +38,9 @@ describe('webhook SSRF guard (private targets not allowed)', () => {
     ['http://[::ffff:10.1.1.1]/hook', /private/],
     ['http://2130706433/hook', /127\.0\.0\.1 is a loopback address/],
     ['http://0x7f.1/hook', /loopback/],
-    ['http://localhost:3000/hook', /^url is refused: localhost resolves to a non-public address; webhooks may only reach public addresses$/],
-    ['http://no-such-host.invalid/hook', /no-such-host\.invalid could not be resolved/],
+    ['http://localhost:3000/hook', /^url is refused: localhost does not resolve to a public address; webhooks may only reach public addresses$/],
+    // A name with no answer reads as one with a private answer: which internal names exist is not told.
+    ['http://no-such-host.invalid/hook', /^url is refused: no-such-host\.invalid does not resolve to a public address; webhooks may only reach public addresses$/],
   ];
   for (const [url, reason] of refused) {
     it(`refuses to register ${url}`, async () => {
@@ -93,7 +94,7 @@ describe('webhook SSRF guard (private targets not allowed)', () => {
     });
     const target = await sender.target('https://mixed.example.com/hook');
     assert.ok(target instanceof Error);
-    assert.equal(target.message, 'mixed.example.com resolves to a non-public address; webhooks may only reach public addresses');
+    assert.equal(target.message, 'mixed.example.com does not resolve to a public address; webhooks may only reach public addresses');
     sender.close();
   });
 

@@ -44,6 +44,8 @@ export function webhookUrlProblem(raw: string): string | null {
   return null;
 }
 
+const PUBLIC_ONLY = 'webhooks may only reach public addresses';
+
 /**
  * Resolves the URL's host and picks the address to connect to. Unless private targets are
  * allowed, every address the host resolves to must be public: one private answer among public
@@ -56,25 +58,22 @@ export async function resolveWebhookTarget(raw: string, options: { allowPrivate:
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: { address: string; family: number }[];
   if (isIP(hostname)) {
+    const reason = options.allowPrivate ? undefined : blockedAddressReason(hostname);
+    if (reason) throw new TargetRefusedError(`${hostname} is ${reason}; ${PUBLIC_ONLY}`);
     addresses = [{ address: hostname, family: isIP(hostname) }];
   } else {
+    // A name is refused in the same words whether it has no answer or a non-public one: the
+    // gateway's resolver must not tell a tenant which internal names exist, nor what they point to.
+    const notPublic = () => new TargetRefusedError(`${hostname} does not resolve to a public address; ${PUBLIC_ONLY}`);
     try {
       addresses = await (options.lookup ?? systemLookup)(hostname);
     } catch (error) {
+      if (!options.allowPrivate) throw notPublic();
       const code = (error as { code?: string }).code;
       throw new TargetRefusedError(`${hostname} could not be resolved${code ? ` (${code})` : `: ${(error as Error).message}`}`);
     }
-    if (addresses.length === 0) throw new TargetRefusedError(`${hostname} could not be resolved`);
-  }
-  if (!options.allowPrivate) {
-    for (const { address } of addresses) {
-      const reason = blockedAddressReason(address);
-      if (!reason) continue;
-      // A name's answer is not repeated: the gateway's resolver must not tell a tenant what its
-      // internal names point to.
-      const what = address === hostname ? `${address} is ${reason}` : `${hostname} resolves to a non-public address`;
-      throw new TargetRefusedError(`${what}; webhooks may only reach public addresses`);
-    }
+    if (addresses.length === 0) throw options.allowPrivate ? new TargetRefusedError(`${hostname} could not be resolved`) : notPublic();
+    if (!options.allowPrivate && addresses.some(({ address }) => blockedAddressReason(address))) throw notPublic();
   }
   const [first] = addresses;
   return { url, hostname, address: first.address, family: first.family === 6 ? 6 : 4 };
