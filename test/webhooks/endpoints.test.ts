@@ -66,10 +66,13 @@ describe('webhook endpoints API', () => {
       assert.ok(isErrorBody(res.body));
       assert.deepEqual([res.body.code, res.body.message], ['FORBIDDEN', `${doing} needs a live key (hrld_live_…): webhook endpoints also receive production events`]);
     }
-    // An unknown id is still a 404 for the sandbox key, and a bad body still a 400.
+    // An unknown id is still a 404 for the sandbox key; a bad body is refused as the request is, 403.
     assert.equal((await sandbox('PATCH', '/v1/webhooks/wh_missing', { isActive: false })).status, 404);
+    assert.equal((await sandbox('PATCH', '/v1/webhooks/wh_missing', { url: 42 })).status, 404);
     assert.equal((await sandbox('DELETE', '/v1/webhooks/wh_missing')).status, 404);
-    assert.equal((await sandbox('POST', '/v1/webhooks', { url: 42, events: EVENTS })).status, 400);
+    assert.equal((await sandbox('POST', '/v1/webhooks', { url: 42, events: EVENTS })).status, 403);
+    assert.equal((await sandbox('PATCH', `/v1/webhooks/${live.body.id}`, { url: 42, extra: true })).status, 403);
+    assert.equal((await sandbox('PATCH', `/v1/webhooks/${live.body.id}`, {})).status, 403);
     // Nothing changed, and reading is allowed.
     const read = await sandbox('GET', `/v1/webhooks/${live.body.id}`);
     assert.equal(read.status, 200);

@@ -125,6 +125,11 @@ describe('webhook secret rotation and GET /v1/webhooks/:id', () => {
     const sandbox = await rotate(hook.id, {}, acme.sandboxApiKey);
     assert.equal(sandbox.status, 403);
     assert.deepEqual([sandbox.body.code, sandbox.body.message], ['FORBIDDEN', 'Rotating a webhook secret needs a live key (hrld_live_…): webhook endpoints also receive production events']);
+    // ... whatever its body: a request it may not make is not judged further.
+    for (const body of [{ previousSecretExpiresInSeconds: 604_801 }, { previousSecretExpiresInSeconds: '60' }]) {
+      const refused = await rotate(hook.id, body, acme.sandboxApiKey);
+      assert.deepEqual([refused.status, refused.body.code], [403, 'FORBIDDEN'], JSON.stringify(body));
+    }
     for (const body of [{ previousSecretExpiresInSeconds: -1 }, { previousSecretExpiresInSeconds: 604_801 }, { previousSecretExpiresInSeconds: 1.5 }, { previousSecretExpiresInSeconds: '60' }, []]) {
       const res = await rotate(hook.id, body);
       assert.equal(res.status, 400, JSON.stringify(body));

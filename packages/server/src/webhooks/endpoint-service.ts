@@ -133,7 +133,7 @@ const previousExpiry = (row: EndpointRow, now: Date) => previousSecretExpiry(row
  * re-point, delete or re-key an endpoint that receives them (403). Another protocol's or an unknown
  * id is a 404 first.
  */
-async function requireLiveSender(deps: Deps, sender: KeyHolder, doing: string, id?: string): Promise<void> {
+export async function requireLiveSender(deps: Deps, sender: KeyHolder, doing: string, id?: string): Promise<void> {
   if (sender.environment === 'production') return;
   if (id !== undefined) await requireEndpoint(deps, sender.protocolId, id);
   requireLiveKey(sender.environment, doing, 'webhook endpoints also receive production events');

@@ -1,10 +1,19 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { keyHolderOf } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import { errorResponses } from '../http/schemas.js';
-import { changeEndpoint, createEndpoint, endpointDetail, listEndpointViews, removeEndpoint, requireEndpoint, rotateSecret } from './endpoint-service.js';
+import {
+  changeEndpoint,
+  createEndpoint,
+  endpointDetail,
+  listEndpointViews,
+  removeEndpoint,
+  requireEndpoint,
+  requireLiveSender,
+  rotateSecret,
+} from './endpoint-service.js';
 import { CreatedWebhook, CreateWebhookBody, RotatedWebhook, RotateSecretBody, UpdateWebhookBody, WebhookDetail, WebhookParams, WebhookView } from './schemas.js';
 import { sendTestEvent } from './send-test-event.js';
 import { WebhookSender } from './webhook-sender.js';
@@ -16,10 +25,15 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const sender = new WebhookSender({ allowPrivate: deps.config.allowPrivateWebhooks, timeoutMs: deps.config.webhookTimeoutMs, now: deps.now });
   app.addHook('onClose', async () => sender.close());
+  // A test key is refused (403, after an unknown id's 404) before its body is judged: a request it
+  // may not make at all is not worth correcting.
+  const liveKeyFirst = (doing: string) => async (request: FastifyRequest) =>
+    requireLiveSender(deps, keyHolderOf(request), doing, (request.params as { id?: string }).id);
 
   api.post(
     '/v1/webhooks',
     {
+      preValidation: liveKeyFirst('Registering a webhook endpoint'),
       schema: {
         tags,
         summary: 'Register an endpoint; the answer holds its signing secret, shown only once',
@@ -53,10 +67,13 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
   api.post(
     '/v1/webhooks/:id/rotate-secret',
     {
-      // The body is optional: none is the defaults.
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
+      preValidation: [
+        liveKeyFirst('Rotating a webhook secret'),
+        // The body is optional: none is the defaults.
+        async (request) => {
+          request.body ??= {};
+        },
+      ],
       schema: {
         tags,
         summary: 'Replace the signing secret; the new one is shown only in this answer, the old one stays valid for a while (default 24 h)',
@@ -71,6 +88,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
   api.patch(
     '/v1/webhooks/:id',
     {
+      preValidation: liveKeyFirst('Changing a webhook endpoint'),
       schema: {
         tags,
         summary: 'Change url, events or isActive; turning an endpoint on again clears its failure streak',
