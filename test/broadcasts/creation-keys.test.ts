@@ -209,12 +209,50 @@ describe('Idempotency-Key on the calls that create a broadcast or a schedule', (
       assert.equal(omitted.body.id, answers[0].body.id);
     });
 
+    it('refuses a key in the body, where sends take theirs: it would be ignored and every retry create again', async () => {
+      const [broadcasts, schedules] = [await broadcastsOf(acme), await schedulesOf(acme)];
+      const cases: [string, Record<string, unknown>][] = [
+        ['/v1/broadcast', { ...broadcastBody, idempotencyKey: 'body-key' }],
+        ['/v1/schedule', { wallet, ...message, scheduledFor: later(), idempotencyKey: 'body-key' }],
+        ['/v1/schedule/cron', { wallet, ...message, cronExpr: '0 12 * * *', idempotencyKey: 'body-key' }],
+      ];
+      for (const [path, body] of cases) {
+        for (const key of [undefined, 'header-key']) {
+          const res = await post(path, body, key);
+          assert.equal(res.status, 400, `${path} ${JSON.stringify(res.body)}`);
+          assert.ok(isErrorBody(res.body));
+          assert.deepEqual([res.body.code, res.body.message], ['VALIDATION_ERROR', `idempotencyKey: POST ${path} takes its key in the Idempotency-Key header; a key in the body would be ignored`]);
+        }
+      }
+      assert.deepEqual([await broadcastsOf(acme), await schedulesOf(acme)], [broadcasts, schedules]);
+    });
+
     it('without a key, every request creates', async () => {
       const schedules = await schedulesOf(acme);
       const body = { wallet, ...message, cronExpr: '0 12 * * *' };
       const [a, b] = [await post('/v1/schedule/cron', body, undefined), await post('/v1/schedule/cron', body, undefined)];
       assert.notEqual(a.body.id, b.body.id);
       assert.equal(await schedulesOf(acme), schedules + 2);
+    });
+  });
+
+  describe('POST /v1/notify and /v1/notify/bulk', () => {
+    it('refuse an Idempotency-Key header (they take the key in the body), and bulk a key beside its list', async () => {
+      const before = await notificationsOf(acme);
+      const send = { wallet, subject: 's', body: 'b', category: 'defi' };
+      const single = await post('/v1/notify', send, 'header-key');
+      assert.equal(single.status, 400);
+      assert.deepEqual([single.body.code, single.body.message], ['VALIDATION_ERROR', 'Idempotency-Key: POST /v1/notify takes its key in the body field idempotencyKey; this header would be ignored']);
+      const bulk = await post('/v1/notify/bulk', { notifications: [send] }, 'header-key');
+      assert.equal(bulk.status, 400);
+      assert.match(bulk.body.message, /^Idempotency-Key: POST \/v1\/notify\/bulk takes its key in the body field idempotencyKey of each notification/);
+      const beside = await post('/v1/notify/bulk', { notifications: [send], idempotencyKey: 'k' }, undefined);
+      assert.equal(beside.status, 400);
+      assert.equal(beside.body.message, 'idempotencyKey: a bulk request takes a key on each notification (notifications[i].idempotencyKey); this one would be ignored');
+      assert.equal(await notificationsOf(acme), before);
+      // The key where it belongs works as ever.
+      const keyed = await post('/v1/notify', { ...send, idempotencyKey: `k-${randomUUID()}` }, undefined);
+      assert.equal(keyed.status, 202);
     });
   });
 });

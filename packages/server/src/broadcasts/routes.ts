@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { creationKeyOf, IdempotencyKeyHeaders, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
+import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
 import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import type { NotificationStatus } from '../notifications/notification-store.js';
@@ -61,14 +61,17 @@ export function broadcastRoutes(app: FastifyInstance, deps: Deps): void {
       onRequest: async (request) => {
         if (request.auth!.protocol.tier < 1) throw new ApiError('TIER_REQUIRED', 'Broadcast needs the Growth tier (1) or above');
       },
-      preValidation: async (request) => {
-        // Unknown fields are ignored everywhere, but a recipient given here would be ignored by a
-        // call that messages every subscriber: that mistake is refused before anything is sent.
-        const recipient = TARGET_FIELDS.find((field) => Object.hasOwn(Object(request.body), field));
-        if (recipient) {
-          throw new ApiError('VALIDATION_ERROR', `${recipient}: a broadcast goes to every active subscriber and takes no recipient; send to one wallet with POST /v1/notify`);
-        }
-      },
+      preValidation: [
+        async (request) => {
+          // Unknown fields are ignored everywhere, but a recipient given here would be ignored by a
+          // call that messages every subscriber: that mistake is refused before anything is sent.
+          const recipient = TARGET_FIELDS.find((field) => Object.hasOwn(Object(request.body), field));
+          if (recipient) {
+            throw new ApiError('VALIDATION_ERROR', `${recipient}: a broadcast goes to every active subscriber and takes no recipient; send to one wallet with POST /v1/notify`);
+          }
+        },
+        refuseBodyKey('POST /v1/broadcast'),
+      ],
       schema: {
         tags,
         summary: 'Send one message to every active subscriber of the protocol',

@@ -27,6 +27,17 @@ export const IdempotencyKeyHeaders = Type.Object({
 });
 
 /**
+ * The preValidation hook of a creation route (before unknown fields are dropped): unknown fields
+ * are ignored, but a key in the body, where sends take theirs, would be too, and every retry would
+ * create again. It is refused.
+ */
+export const refuseBodyKey = (call: string) => async (request: FastifyRequest) => {
+  if (Object.hasOwn(Object(request.body), 'idempotencyKey')) {
+    throw new ApiError('VALIDATION_ERROR', `idempotencyKey: ${call} takes its key in the Idempotency-Key header; a key in the body would be ignored`);
+  }
+};
+
+/**
  * The key of a creation request, or undefined without the header. "The same payload" is the
  * call (method and route) and the body's fields the route knows (`fields`), compared as a send's
  * are (comparablePayload): defaults applied, unknown fields ignored, key order irrelevant.

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { errorResponses, pageQuery, StringEnum } from '../http/schemas.js';
@@ -11,6 +11,16 @@ import { submitNotifications } from './submit-notifications.js';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 const tags = ['notifications'];
+
+/**
+ * Sends take their keys in the body. The Idempotency-Key header of broadcasts and schedules (and of
+ * Stripe's API) would be ignored here, turning every retry into a second send: it is refused.
+ */
+function refuseKeyHeader(request: FastifyRequest, call: string, where: string): void {
+  if (request.headers['idempotency-key'] !== undefined) {
+    throw new ApiError('VALIDATION_ERROR', `Idempotency-Key: ${call} takes its key in the body field ${where}; this header would be ignored`);
+  }
+}
 
 /** POST /v1/notify, POST /v1/notify/bulk, GET /v1/notifications/:id, GET /v1/notifications. */
 export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
@@ -27,6 +37,7 @@ export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
       },
     },
     async (request, reply) => {
+      refuseKeyHeader(request, 'POST /v1/notify', 'idempotencyKey');
       const { environment, protocol } = request.auth!;
       const sampling = deps.estimator.fresh();
       if (sampling) await sampling;
@@ -38,6 +49,12 @@ export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
   api.post(
     '/v1/notify/bulk',
     {
+      // Before unknown fields are dropped: a key beside the list would be ignored.
+      preValidation: async (request) => {
+        if (Object.hasOwn(Object(request.body), 'idempotencyKey')) {
+          throw new ApiError('VALIDATION_ERROR', 'idempotencyKey: a bulk request takes a key on each notification (notifications[i].idempotencyKey); this one would be ignored');
+        }
+      },
       schema: {
         tags,
         summary: 'Queue 1 to 100 notifications in one all-or-nothing request',
@@ -46,6 +63,7 @@ export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
       },
     },
     async (request, reply) => {
+      refuseKeyHeader(request, 'POST /v1/notify/bulk', 'idempotencyKey of each notification');
       const { environment, protocol } = request.auth!;
       const sampling = deps.estimator.fresh();
       if (sampling) await sampling;

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { keyHolderOf } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
-import { creationKeyOf, IdempotencyKeyHeaders, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
+import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
 import { cancelSchedule } from './cancel-schedule.js';
@@ -22,6 +22,7 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
   api.post(
     '/v1/schedule',
     {
+      preValidation: refuseBodyKey('POST /v1/schedule'),
       schema: {
         tags,
         summary: 'Schedule one notification at a wall-clock date-time in a time zone',
@@ -42,6 +43,7 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
   api.post(
     '/v1/schedule/cron',
     {
+      preValidation: refuseBodyKey('POST /v1/schedule/cron'),
       schema: {
         tags,
         summary: 'Schedule a notification at every occurrence of a five-field cron expression in a time zone',
