@@ -82,6 +82,20 @@ describe('webhook endpoints API', () => {
     assert.equal((await sandbox('POST', `/v1/webhooks/${live.body.id}/test`)).status, 200);
   });
 
+  it('answers an empty id as every resource does: 400 naming it, not a webhook "" not found', async () => {
+    for (const [method, path, body] of [
+      ['GET', '/v1/webhooks/', undefined],
+      ['PATCH', '/v1/webhooks/', { isActive: true }],
+      ['DELETE', '/v1/webhooks/', undefined],
+      ['POST', '/v1/webhooks//test', undefined],
+      ['GET', '/v1/webhooks//deliveries', undefined],
+    ] as const) {
+      const res = await call(gw.url, acme.apiKey, method, path, body);
+      assert.equal(res.status, 400, `${method} ${path}`);
+      assert.deepEqual([res.body.code, res.body.message], ['VALIDATION_ERROR', 'id must NOT have fewer than 1 characters']);
+    }
+  });
+
   it('lists only the caller’s endpoints, oldest first', async () => {
     const mine = await call(gw.url, acme.apiKey, 'GET', '/v1/webhooks');
     const theirs = await call(gw.url, other.apiKey, 'GET', '/v1/webhooks');
