@@ -284,7 +284,8 @@ describe('sending with a template', () => {
     const tracked = mail.html.match(/href="([^"]+\/track\/click\/[^"]+)">Open<\/a>/);
     assert.ok(tracked, 'http links go through the click redirect');
     const go = await fetch(tracked[1].replace(/&amp;/g, '&').replace(/^https?:\/\/[^/]+/, gw.url), { redirect: 'manual' });
-    assert.equal(go.headers.get('location'), 'https://app.example.com/positions?id=p<1>&src=mail');
+    // As a URL parser writes it: what a browser would have requested from the link itself.
+    assert.equal(go.headers.get('location'), 'https://app.example.com/positions?id=p%3C1%3E&src=mail');
     assert.match(mail.text, /^Alert for <script>/);
     assert.match(mail.text, /Hi <script>alert\("x"\)<\/script>/);
 
