@@ -9,6 +9,7 @@ import { MissingVariableError, TemplateRenderError } from '../templates/compile-
 import { composeMessage, CONTACT, contactFor } from './compose-message.js';
 import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNames, releaseClaims, renewLeases, withTemplates, type DueNotification } from './delivery-store.js';
 import { loadContactsFor } from './load-contacts.js';
+import { loadSubscriptionsFor, subscriptionRefusal, type SubscriptionState } from './load-subscriptions.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { settle, type Settlement } from './settle.js';
 
@@ -58,6 +59,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
   async function send(
     n: Awaited<ReturnType<typeof withTemplates<DueNotification>>>[number],
     contacts: Awaited<ReturnType<typeof loadContactsFor>>,
+    subscriptionOf: (protocolId: string, wallet: string) => SubscriptionState | undefined,
     names: Map<string, string>,
     captured: CapturedMessage[],
   ) {
@@ -65,9 +67,14 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     const walletContacts = contacts.get(n.wallet);
     const to = contactFor(channel, walletContacts);
     const provider = deps.channels.providerFor(channel, n.environment);
+    const subscription = subscriptionOf(n.protocol_id, n.wallet);
+    // An opt-out or a narrowed subscription committed while the message waited (a retry, a long queue).
+    const refusal = subscriptionRefusal(subscription, channel, n.fallback_channel !== null);
     const started = performance.now();
     let outcome: SendOutcome;
-    if (!to) {
+    if (refusal) {
+      outcome = { kind: 'failed', error: refusal };
+    } else if (!to) {
       outcome = { kind: 'failed', error: `the wallet no longer has a verified ${channel} contact` };
     } else {
       try {
@@ -93,7 +100,8 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
       durationMs: performance.now() - started,
       now: deps.now(),
       policy: options.retry,
-      hasPhone: walletContacts?.hasPhone ?? false,
+      // An opted-out wallet gets no SMS fallback either.
+      hasPhone: (walletContacts?.hasPhone ?? false) && subscription?.subscribed !== false,
     });
     const sealed = walletContacts?.sealed[CONTACT[channel]];
     if (outcome.kind === 'failed' && outcome.unreachable && channel !== 'email' && sealed) {
@@ -202,9 +210,10 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     unstarted: DueNotification[] | null,
     onSettled?: (settlement: Settlement) => void,
   ): Promise<Settlement[]> {
-    const [withTemplate, contacts, names] = await Promise.all([
+    const [withTemplate, contacts, subscriptionOf, names] = await Promise.all([
       withTemplates(db, rows),
       loadContactsFor(db, deps.secrets, [...new Set(rows.map((n) => n.wallet))]),
+      loadSubscriptionsFor(db, rows),
       protocolNames(db, [...new Set(rows.map((n) => n.protocol_id))]),
     ]);
     const settled: Settlement[] = [];
@@ -225,7 +234,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
             unstarted.push(n);
             return;
           }
-          const settlement = await send(n, contacts, names, captured);
+          const settlement = await send(n, contacts, subscriptionOf, names, captured);
           settled.push(settlement);
           onSettled?.(settlement);
         }),

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createDeliveryWorker } from '../../packages/server/src/delivery/worker.js';
+import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { registeredWallet } from '../support/wallets.js';
+
+/**
+ * A message queued before the wallet opted out or narrowed its subscription is checked again when
+ * it is sent: the api role stores the sends, the subscription changes, then a worker delivers.
+ */
+describe('delivery after the subscription changed', () => {
+  let gw: TestGateway;
+  let acme: TestProtocol;
+
+  before(async () => {
+    gw = await startGateway({ env: { HERALD_ROLE: 'api', HERALD_IP_RATE_LIMIT: '10000' } });
+    acme = await gw.createProtocol({ tier: 3, name: 'Acme' });
+  });
+  after(() => gw.close());
+
+  const subscribe = async (wallet: string, channels: string[]) =>
+    assert.ok([200, 201].includes((await call(gw.url, acme.apiKey, 'POST', '/v1/subscriptions', { walletAddress: wallet, channels })).status));
+  const send = async (body: Record<string, unknown>) => {
+    const res = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { subject: 'Heads up', body: 'b', category: 'defi', ...body });
+    assert.deepEqual([res.status, res.body.status], [202, 'queued'], JSON.stringify(res.body));
+    return res.body as { notificationId: string; deliveryChannel: string };
+  };
+  async function deliverAll(ids: string[]) {
+    const worker = createDeliveryWorker(gw.herald.deps, { ...gw.herald.deps.config.delivery, idleMs: 50 });
+    worker.start();
+    try {
+      return await Promise.all(
+        ids.map((id) =>
+          waitFor(async () => {
+            const res = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${id}`);
+            return ['delivered', 'failed', 'bounced'].includes(res.body.status) ? res.body : undefined;
+          }),
+        ),
+      );
+    } finally {
+      await worker.stop();
+    }
+  }
+  const captured = async (id: string) => (await gw.herald.deps.db.query(`SELECT channel FROM captured_messages WHERE notification_id = $1`, [id])).map((r: any) => r.channel);
+  const eventsOf = (id: string) => gw.herald.deps.db.query<any>(`SELECT type, data FROM events WHERE data->>'notification_id' = $1`, [id]);
+
+  it('sends nothing to a wallet that opted out while its message waited, not even a critical SMS fallback, and says so', async () => {
+    const [plain, critical, kept] = await Promise.all([
+      registeredWallet(gw.url, { email: 'leaver@example.com' }),
+      registeredWallet(gw.url, { email: 'leaver2@example.com', phone: '+15555550170' }),
+      registeredWallet(gw.url, { email: 'stayer@example.com' }),
+    ]);
+    for (const wallet of [plain, critical, kept]) await subscribe(wallet, ['email', 'sms']);
+    const sent = [await send({ wallet: plain }), await send({ wallet: critical, priority: 'critical' }), await send({ wallet: kept })];
+    for (const wallet of [plain, critical]) assert.equal((await call(gw.url, acme.apiKey, 'DELETE', `/v1/subscriptions/${wallet}`)).status, 200);
+
+    const [a, b, c] = await deliverAll(sent.map((s) => s.notificationId));
+    for (const record of [a, b]) {
+      assert.equal(record.status, 'failed');
+      assert.equal(record.attempts.length, 1, 'no fallback attempt');
+      assert.equal(record.attempts[0].error, "the wallet opted out of this protocol's messages before delivery");
+      assert.deepEqual(await captured(record.notification_id), []);
+      const [event] = await eventsOf(record.notification_id);
+      assert.equal(event.type, 'notification.failed');
+      assert.equal(event.data.reason, "the wallet opted out of this protocol's messages before delivery");
+    }
+    assert.equal(c.status, 'delivered');
+    assert.deepEqual(await captured(c.notification_id), ['email']);
+  });
+
+  it("fails a message whose channel the subscription no longer lists, but keeps a critical message's SMS fallback", async () => {
+    const [narrowed, critical] = await Promise.all([
+      registeredWallet(gw.url, { email: 'n@example.com', telegramChatId: '7001' }),
+      registeredWallet(gw.url, { email: 'c@example.com', phone: '+15555550171' }),
+    ]);
+    await subscribe(narrowed, ['email', 'telegram']);
+    await subscribe(critical, ['email']);
+    const first = await send({ wallet: narrowed, preferredChannel: 'email' });
+    const second = await send({ wallet: critical, priority: 'critical' });
+    assert.deepEqual([first.deliveryChannel, second.deliveryChannel], ['email', 'email']);
+    await subscribe(narrowed, ['telegram']);
+    await subscribe(critical, ['telegram']);
+
+    const [a, b] = await deliverAll([first.notificationId, second.notificationId]);
+    assert.equal(a.status, 'failed');
+    assert.equal(a.attempts[0].error, "the wallet's subscription no longer includes email");
+    assert.deepEqual(await captured(a.notification_id), []);
+    // A subscription's channels narrow the first choice, not a critical message's fallback.
+    assert.equal(b.status, 'delivered');
+    assert.deepEqual(
+      b.attempts.map((t: any) => [t.channel, t.outcome]),
+      [
+        ['email', 'failed'],
+        ['sms', 'delivered'],
+      ],
+    );
+    assert.deepEqual(await captured(b.notification_id), ['sms']);
+  });
+
+  it('delivers as before once the wallet subscribes again', async () => {
+    const wallet = await registeredWallet(gw.url, { email: 'back@example.com' });
+    await subscribe(wallet, ['email']);
+    const { notificationId } = await send({ wallet });
+    await call(gw.url, acme.apiKey, 'DELETE', `/v1/subscriptions/${wallet}`);
+    await subscribe(wallet, ['email']);
+    const [record] = await deliverAll([notificationId]);
+    assert.equal(record.status, 'delivered');
+  });
+});
