@@ -153,3 +153,38 @@ describe('identity routes per-IP rate limit', () => {
     assert.ok(verify.headers.get('x-ratelimit-limit'));
   });
 });
+
+describe('per-IP rate limit behind a proxy (HERALD_TRUST_PROXY)', () => {
+  let direct: TestGateway;
+  let proxied: TestGateway;
+  before(async () => {
+    [direct, proxied] = await Promise.all([
+      startGateway({ env: { HERALD_IP_RATE_LIMIT: '3' } }),
+      // The test client plays the one proxy in front of the gateway.
+      startGateway({ env: { HERALD_IP_RATE_LIMIT: '3', HERALD_TRUST_PROXY: '1' } }),
+    ]);
+  });
+  after(() => Promise.all([direct.close(), proxied.close()]));
+
+  const challenges = (gw: TestGateway, forwardedFor: (i: number) => string) =>
+    Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        call(gw.url, undefined, 'POST', '/v1/identities/challenge', { wallet: newWallet().address }, { 'x-forwarded-for': forwardedFor(i) }),
+      ),
+    );
+
+  it("counts each client the proxy names on its own, and only the proxy's own entry", async () => {
+    await atNextSecond();
+    const clients = await challenges(proxied, (i) => `198.51.100.${i + 1}`);
+    assert.deepEqual(clients.map((r) => r.status), Array(8).fill(200));
+    // A client forging entries before the proxy's own is still counted by the proxy's entry.
+    const forged = await challenges(proxied, (i) => `203.0.113.${i + 1}, 198.51.100.200`);
+    assert.ok(forged.filter((r) => r.status === 429).length >= 2, forged.map((r) => r.status).join(','));
+  });
+
+  it('ignores X-Forwarded-For unless told to trust a proxy', async () => {
+    await atNextSecond();
+    const spoofed = await challenges(direct, (i) => `198.51.100.${i + 1}`);
+    assert.ok(spoofed.filter((r) => r.status === 429).length >= 2, spoofed.map((r) => r.status).join(','));
+  });
+});

@@ -42,6 +42,10 @@ describe('loadConfig', () => {
     ['HERALD_BODY_LIMIT below 1 KiB', { HERALD_BODY_LIMIT: '10' }, 'HERALD_BODY_LIMIT'],
     ['HERALD_AUTH_CACHE_MS=soon', { HERALD_AUTH_CACHE_MS: 'soon' }, 'HERALD_AUTH_CACHE_MS'],
     ['HERALD_IP_RATE_LIMIT=0', { HERALD_IP_RATE_LIMIT: '0' }, 'HERALD_IP_RATE_LIMIT'],
+    ['HERALD_TRUST_PROXY=true', { HERALD_TRUST_PROXY: 'true' }, 'HERALD_TRUST_PROXY'],
+    ['HERALD_TRUST_PROXY=11', { HERALD_TRUST_PROXY: '11' }, 'HERALD_TRUST_PROXY'],
+    ['HERALD_TRUST_PROXY=10.0.0.0/33', { HERALD_TRUST_PROXY: '10.0.0.0/33' }, 'HERALD_TRUST_PROXY'],
+    ['HERALD_TRUST_PROXY=lb.internal', { HERALD_TRUST_PROXY: '10.0.0.1, lb.internal' }, 'HERALD_TRUST_PROXY'],
   ];
   for (const [name, env, variable] of bad) {
     it(`fails fast on ${name}, naming ${variable}`, () => {
@@ -50,6 +54,13 @@ describe('loadConfig', () => {
       assert.match(error.message, new RegExp(`\\b${variable}\\b`));
     });
   }
+
+  it('reads HERALD_TRUST_PROXY as a number of proxies or their addresses and ranges', () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ HERALD_TRUST_PROXY: 'false' }).trustProxy, false);
+    assert.equal(loadConfig({ HERALD_TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.deepEqual(loadConfig({ HERALD_TRUST_PROXY: '10.0.0.0/8, 192.0.2.7,fd00::/8' }).trustProxy, ['10.0.0.0/8', '192.0.2.7', 'fd00::/8']);
+  });
 
   it('quotes the bad value so the operator sees what was read', () => {
     assert.match(failure({ PORT: 'abc' }).message, /"abc"/);

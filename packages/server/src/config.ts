@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { receiptConfig, type ReceiptConfig } from './receipts/receipt-config.js';
@@ -22,6 +23,12 @@ export interface Config {
   bodyLimitBytes: number;
   authCacheMs: number;
   ipRateLimit: number;
+  /**
+   * HERALD_TRUST_PROXY: whose `X-Forwarded-For` names the client, for the per-IP limit. False (the
+   * default): the socket's peer is the client. A number: that many proxies in front of the
+   * gateway. Addresses or CIDR ranges: the proxies at those addresses.
+   */
+  trustProxy: false | number | string[];
   requestLogFlushMs: number;
   shutdownTimeoutMs: number;
   /**
@@ -158,6 +165,25 @@ function baseUrl(env: Env, name: string, fallback: string): string {
   return (url(env, name, ['http:', 'https:']) ?? fallback).replace(/\/+$/, '');
 }
 
+function trustProxy(env: Env): false | number | string[] {
+  const raw = env.HERALD_TRUST_PROXY?.trim();
+  if (!raw || raw === 'false') return false;
+  if (/^\d+$/.test(raw)) return integer(env, 'HERALD_TRUST_PROXY', 0, 1, 10);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 6 ? 128 : 32;
+    if (!family || extra !== undefined || (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits))) {
+      throw new ConfigError(
+        'HERALD_TRUST_PROXY',
+        `must be the number of proxies in front of the gateway (1–10) or their addresses and CIDR ranges, comma-separated; "${entry}" is neither`,
+      );
+    }
+  }
+  return entries;
+}
+
 function boolean(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -212,6 +238,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: integer(env, 'HERALD_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     authCacheMs: integer(env, 'HERALD_AUTH_CACHE_MS', 5000, 0, 600_000),
     ipRateLimit: integer(env, 'HERALD_IP_RATE_LIMIT', 20, 1, 100_000),
+    trustProxy: trustProxy(env),
     requestLogFlushMs: integer(env, 'HERALD_REQUEST_LOG_FLUSH_MS', 250, 10, 60_000),
     shutdownTimeoutMs: integer(env, 'HERALD_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     allowPrivateWebhooks: boolean(env, 'HERALD_ALLOW_PRIVATE_WEBHOOKS', !databaseUrl),
