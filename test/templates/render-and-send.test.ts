@@ -208,6 +208,27 @@ describe('sending with a template', () => {
     assert.equal(refused.status, 400);
     assert.ok(isErrorBody(refused.body));
     assert.match(refused.body.message, /^templateVariables /);
+
+    // A missing mustache-style section is refused by a send, so by the preview too: a placeholder would render it as given.
+    for (const html of ['<p>Hi{{#promo}} PROMO{{/promo}}</p>', '<p>Hi{{^vip}} upgrade{{/vip}}</p>', '<p>{{#a}}x{{else}}y{{/a}}</p>', '<p>{{#a.b}}x{{/a.b}}</p>']) {
+      const section = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Section', category: 'defi', subjectTemplate: 'S', htmlSource: html, textSource: 't' });
+      assert.equal(section.status, 201, JSON.stringify(section.body));
+      const [previewed, sent] = [await preview({ templateId: section.body.templateId }), await send({ templateId: section.body.templateId })];
+      assert.deepEqual([previewed.status, sent.status], [400, 400], html);
+      assert.equal(previewed.body.message, sent.body.message);
+      assert.match(previewed.body.message, /^templateVariables has no value for "(promo|vip|a|a\.b)"/);
+    }
+    const sectionGiven = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Given', category: 'defi', subjectTemplate: 'S{{#promo}} {{code}}{{/promo}}', htmlSource: '<p>x</p>', textSource: 't' });
+    assert.equal((await preview({ templateId: sectionGiven.body.templateId, templateVariables: { promo: { code: 'P1' } } })).body.subject, 'S P1');
+
+    // Names that are also fields of every JavaScript object show as written too, and render when given.
+    const odd = await call(gw.url, acme.apiKey, 'POST', BASE, { name: 'Odd', category: 'defi', subjectTemplate: 'Dear {{constructor}} / {{__proto__}} / {{toString}}', htmlSource: '<p>x</p>', textSource: 't' });
+    assert.equal(odd.status, 201, JSON.stringify(odd.body));
+    const oddPreview = await preview({ templateId: odd.body.templateId });
+    assert.equal(oddPreview.status, 200, JSON.stringify(oddPreview.body));
+    assert.equal(oddPreview.body.subject, 'Dear {{constructor}} / {{__proto__}} / {{toString}}');
+    const oddGiven = await preview({ templateId: odd.body.templateId, templateVariables: JSON.parse('{"constructor":"a","__proto__":"b","toString":"c"}') });
+    assert.equal(oddGiven.body.subject, 'Dear a / b / c');
   });
 
   it("answers 404 for an unknown, deleted or another protocol's template", async () => {

@@ -187,6 +187,8 @@ export function placeholderPaths(sources: TemplateSources): string[] {
     const lookedUp = new Map<unknown, string>();
     for (const node of walk(ast)) {
       if (node.type === 'BlockStatement') for (const param of node.params as unknown[]) blockParams.add(param);
+      // A section's variable is its condition and context, as a block helper's parameter is.
+      if (sectionPath(node) !== undefined) blockParams.add(node.path);
       const [object, key] = (node.params as AstNode[] | undefined) ?? [];
       if (pathName(node.path) !== 'lookup' || object?.type !== 'PathExpression') continue;
       if (node.type === 'SubExpression') blockParams.add(object);
@@ -205,6 +207,34 @@ export function placeholderPaths(sources: TemplateSources): string[] {
   // A field of a condition's value (`{{#if user}}{{user.name}}`) would make the condition true.
   const fieldsOfConditions = [...conditions].map((condition) => `${condition}.`);
   return [...paths].filter((path) => !conditions.has(path) && !fieldsOfConditions.some((prefix) => path.startsWith(prefix)));
+}
+
+/**
+ * The variable of a mustache-style section (`{{#promo}}…{{/promo}}`, `{{^vip}}…{{/vip}}`): a block
+ * named after a variable rather than a helper. Undefined for any other node.
+ */
+function sectionPath(node: AstNode): string | undefined {
+  if (node.type !== 'BlockStatement') return undefined;
+  const path = node.path as AstNode;
+  if (path.type !== 'PathExpression' || path.data || (path.depth as number) > 0) return undefined;
+  const name = (path.parts as string[]).join('.');
+  return name && !BUILT_IN_HELPERS.has(name) ? name : undefined;
+}
+
+/**
+ * The variables of the sources' mustache-style sections. A send refuses a missing one (sections
+ * keep Handlebars' strict rule), so a preview must never make one up: a placeholder would render
+ * the section as given.
+ */
+export function sectionPaths(sources: TemplateSources): Set<string> {
+  const sections = new Set<string>();
+  for (const source of [sources.subjectTemplate, sources.htmlSource, sources.textSource]) {
+    for (const node of walk(hb.parse(source))) {
+      const path = sectionPath(node);
+      if (path !== undefined) sections.add(path);
+    }
+  }
+  return sections;
 }
 
 interface CompiledSource {

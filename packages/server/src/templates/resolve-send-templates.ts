@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
-import { compileTemplate, MissingVariableError, placeholderPaths, SHOWN_AS, TemplateRenderError } from './compile-template.js';
+import { compileTemplate, MissingVariableError, placeholderPaths, sectionPaths, SHOWN_AS, TemplateRenderError } from './compile-template.js';
 import { requireTemplateTier } from './manage-templates.js';
 import type { TemplateVersion } from './render-templated-notification.js';
 import { currentVersionsWithSources } from './template-store.js';
@@ -81,13 +81,15 @@ export function previewVariables(template: TemplateVersion, given: Record<string
   // given items, say) is found by rendering, a few times at most.
   for (const path of placeholderPaths(template)) fill(variables, path);
   const compiled = compileTemplate(template, `${template.templateId}@${template.version}`);
+  const sections = sectionPaths(template);
   const filled = new Set<string>();
   for (;;) {
     try {
       compiled.render(variables);
       return variables;
     } catch (error) {
-      if (!(error instanceof MissingVariableError) || filled.has(error.variable) || filled.size >= MAX_RENDERS || !fill(variables, error.variable)) {
+      const refused = !(error instanceof MissingVariableError) || sections.has(error.variable);
+      if (refused || filled.has(error.variable) || filled.size >= MAX_RENDERS || !fill(variables, error.variable)) {
         checkTemplateVariables(template, variables, 'templateVariables');
         throw error;
       }
@@ -101,23 +103,26 @@ const MAX_RENDERS = 20;
 
 /**
  * Sets `a.b.c` to "{{a.b.c}}" unless it has a value, creating the objects on the way; false when
- * a value in the way is not an object, or a name is one no template may reach (`__proto__`).
+ * a value in the way is not an object. Each is an own field (a name such as `constructor` or
+ * `__proto__` too, which a send reads when given), never a prototype.
  */
 function fill(variables: Record<string, unknown>, path: string): boolean {
   const names = path.split('.');
-  if (names.some((name) => UNREACHABLE.has(name))) return false;
   let at = variables;
   for (const [i, name] of names.slice(0, -1).entries()) {
-    const next = Object.hasOwn(at, name) ? at[name] : (at[name] = placeholderObject(names.slice(0, i + 1).join('.')));
+    const next = Object.hasOwn(at, name) ? at[name] : setOwn(at, name, placeholderObject(names.slice(0, i + 1).join('.')));
     if (typeof next !== 'object' || next === null || Array.isArray(next)) return false;
     at = next as Record<string, unknown>;
   }
   const last = names[names.length - 1];
-  if (!Object.hasOwn(at, last)) at[last] = `{{${path}}}`;
+  if (!Object.hasOwn(at, last)) setOwn(at, last, `{{${path}}}`);
   return true;
 }
 
-const UNREACHABLE = new Set(['__proto__', 'constructor', 'prototype']);
+function setOwn<T>(object: Record<string, unknown>, name: string, value: T): T {
+  Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true });
+  return value;
+}
 
 /**
  * An object the preview makes up for a missing `a` of `{{a.b}}`: a template that also names `{{a}}`
