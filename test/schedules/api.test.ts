@@ -189,6 +189,11 @@ describe('schedules API', () => {
       });
     }
 
+    it("refuses the other kind's defining field, which would otherwise make a schedule of the wrong kind", async () => {
+      await refuses('/v1/schedule', { ...once(), cronExpr: '0 9 * * *' }, /^cronExpr: a recurring schedule is created with POST \/v1\/schedule\/cron; this route sends once, at scheduledFor$/);
+      await refuses('/v1/schedule/cron', { ...cron(), scheduledFor: '2030-01-01T09:00:00Z' }, /^scheduledFor: a one-time schedule is created with POST \/v1\/schedule; this route sends at every occurrence of cronExpr$/);
+    });
+
     it('accepts a wall clock that is past in UTC but future in the zone', async () => {
       const res = await post('/v1/schedule', once({ scheduledFor: '2025-12-31T20:00:00', timezone: 'America/Los_Angeles' }));
       assert.equal(res.status, 201);
