@@ -90,9 +90,11 @@ describe('webhook endpoints API', () => {
       ['POST', '/v1/webhooks//test', undefined],
       ['GET', '/v1/webhooks//deliveries', undefined],
     ] as const) {
-      const res = await call(gw.url, acme.apiKey, method, path, body);
-      assert.equal(res.status, 400, `${method} ${path}`);
-      assert.deepEqual([res.body.code, res.body.message], ['VALIDATION_ERROR', 'id must NOT have fewer than 1 characters']);
+      for (const key of [acme.apiKey, acme.sandboxApiKey]) {
+        const res = await call(gw.url, key, method, path, body);
+        assert.equal(res.status, 400, `${method} ${path}`);
+        assert.deepEqual([res.body.code, res.body.message], ['VALIDATION_ERROR', 'id must NOT have fewer than 1 characters']);
+      }
     }
   });
 

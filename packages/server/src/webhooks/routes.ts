@@ -25,10 +25,12 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const sender = new WebhookSender({ allowPrivate: deps.config.allowPrivateWebhooks, timeoutMs: deps.config.webhookTimeoutMs, now: deps.now });
   app.addHook('onClose', async () => sender.close());
-  // A test key is refused (403, after an unknown id's 404) before its body is judged: a request it
-  // may not make at all is not worth correcting.
-  const liveKeyFirst = (doing: string) => async (request: FastifyRequest) =>
-    requireLiveSender(deps, keyHolderOf(request), doing, (request.params as { id?: string }).id);
+  // A test key is refused (403, after an unknown id's 404) before its body's fields are judged: a
+  // request it may not make at all is not worth correcting. An empty id is left to the params' 400.
+  const liveKeyFirst = (doing: string) => async (request: FastifyRequest) => {
+    const { id } = request.params as { id?: string };
+    if (id !== '') await requireLiveSender(deps, keyHolderOf(request), doing, id);
+  };
 
   api.post(
     '/v1/webhooks',
