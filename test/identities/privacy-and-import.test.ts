@@ -160,8 +160,8 @@ describe('per-IP rate limit behind a proxy (HERALD_TRUST_PROXY)', () => {
   before(async () => {
     [direct, proxied] = await Promise.all([
       startGateway({ env: { HERALD_IP_RATE_LIMIT: '3' } }),
-      // The test client plays the one proxy in front of the gateway.
-      startGateway({ env: { HERALD_IP_RATE_LIMIT: '3', HERALD_TRUST_PROXY: '1' } }),
+      // The test client, on the loopback address, plays the proxy in front of the gateway.
+      startGateway({ env: { HERALD_IP_RATE_LIMIT: '3', HERALD_TRUST_PROXY: '127.0.0.1, ::1' } }),
     ]);
   });
   after(() => Promise.all([direct.close(), proxied.close()]));

@@ -75,9 +75,6 @@ export async function buildHealthApp(deps: Deps): Promise<FastifyInstance> {
   return app;
 }
 
-/** The `hops` proxies nearest the gateway are trusted: the address before them is the client's. */
-const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
-
 /** Fastify with the gateway's parsers, guard (limits, authentication, request log) and error shape; no routes yet. */
 async function baseApp(deps: Deps, { openApi }: { openApi: boolean }): Promise<FastifyInstance> {
   const nextRequestId = requestIdGenerator();
@@ -89,7 +86,7 @@ async function baseApp(deps: Deps, { openApi }: { openApi: boolean }): Promise<F
     logger: false,
     bodyLimit: deps.config.bodyLimitBytes,
     // Which X-Forwarded-For entry is the client's (request.ip, the per-IP limit's key).
-    trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
+    trustProxy: deps.config.trustProxy,
     genReqId: (req) => nextRequestId(req.headers['x-request-id']),
     // Validation failures become the contract's error directly (Fastify's own builds an Error with a stack).
     schemaErrorFormatter: (errors, dataVar) => new ApiError('VALIDATION_ERROR', describeValidationError(errors as ErrorObject[], dataVar)),

@@ -43,7 +43,7 @@ describe('loadConfig', () => {
     ['HERALD_AUTH_CACHE_MS=soon', { HERALD_AUTH_CACHE_MS: 'soon' }, 'HERALD_AUTH_CACHE_MS'],
     ['HERALD_IP_RATE_LIMIT=0', { HERALD_IP_RATE_LIMIT: '0' }, 'HERALD_IP_RATE_LIMIT'],
     ['HERALD_TRUST_PROXY=true', { HERALD_TRUST_PROXY: 'true' }, 'HERALD_TRUST_PROXY'],
-    ['HERALD_TRUST_PROXY=11', { HERALD_TRUST_PROXY: '11' }, 'HERALD_TRUST_PROXY'],
+    ['HERALD_TRUST_PROXY=1 (a count)', { HERALD_TRUST_PROXY: '1' }, 'HERALD_TRUST_PROXY'],
     ['HERALD_TRUST_PROXY=10.0.0.0/33', { HERALD_TRUST_PROXY: '10.0.0.0/33' }, 'HERALD_TRUST_PROXY'],
     ['HERALD_TRUST_PROXY=lb.internal', { HERALD_TRUST_PROXY: '10.0.0.1, lb.internal' }, 'HERALD_TRUST_PROXY'],
   ];
@@ -55,10 +55,9 @@ describe('loadConfig', () => {
     });
   }
 
-  it('reads HERALD_TRUST_PROXY as a number of proxies or their addresses and ranges', () => {
+  it("reads HERALD_TRUST_PROXY as the proxies' addresses and ranges", () => {
     assert.equal(loadConfig({}).trustProxy, false);
     assert.equal(loadConfig({ HERALD_TRUST_PROXY: 'false' }).trustProxy, false);
-    assert.equal(loadConfig({ HERALD_TRUST_PROXY: '2' }).trustProxy, 2);
     assert.deepEqual(loadConfig({ HERALD_TRUST_PROXY: '10.0.0.0/8, 192.0.2.7,fd00::/8' }).trustProxy, ['10.0.0.0/8', '192.0.2.7', 'fd00::/8']);
   });
 

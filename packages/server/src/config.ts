@@ -24,11 +24,11 @@ export interface Config {
   authCacheMs: number;
   ipRateLimit: number;
   /**
-   * HERALD_TRUST_PROXY: whose `X-Forwarded-For` names the client, for the per-IP limit. False (the
-   * default): the socket's peer is the client. A number: that many proxies in front of the
-   * gateway. Addresses or CIDR ranges: the proxies at those addresses.
+   * HERALD_TRUST_PROXY: the addresses and CIDR ranges of the proxies in front of the gateway, whose
+   * `X-Forwarded-For` names the client for the per-IP limit. False (the default): the socket's
+   * peer is the client.
    */
-  trustProxy: false | number | string[];
+  trustProxy: false | string[];
   requestLogFlushMs: number;
   shutdownTimeoutMs: number;
   /**
@@ -165,20 +165,18 @@ function baseUrl(env: Env, name: string, fallback: string): string {
   return (url(env, name, ['http:', 'https:']) ?? fallback).replace(/\/+$/, '');
 }
 
-function trustProxy(env: Env): false | number | string[] {
+function trustProxy(env: Env): false | string[] {
   const raw = env.HERALD_TRUST_PROXY?.trim();
   if (!raw || raw === 'false') return false;
-  if (/^\d+$/.test(raw)) return integer(env, 'HERALD_TRUST_PROXY', 0, 1, 10);
   const entries = raw.split(',').map((entry) => entry.trim());
   for (const entry of entries) {
     const [address, prefix, extra] = entry.split('/');
     const family = isIP(address);
     const bits = family === 6 ? 128 : 32;
     if (!family || extra !== undefined || (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits))) {
-      throw new ConfigError(
-        'HERALD_TRUST_PROXY',
-        `must be the number of proxies in front of the gateway (1–10) or their addresses and CIDR ranges, comma-separated; "${entry}" is neither`,
-      );
+      // A count of proxies is not taken: it would trust whoever connects, a client reaching the
+      // gateway without the proxy included.
+      throw new ConfigError('HERALD_TRUST_PROXY', `must be the addresses or CIDR ranges of the proxies in front of the gateway, comma-separated; "${entry}" is not one`);
     }
   }
   return entries;
