@@ -25,7 +25,7 @@ describe('delivery after the subscription changed', () => {
     assert.deepEqual([res.status, res.body.status], [202, 'queued'], JSON.stringify(res.body));
     return res.body as { notificationId: string; deliveryChannel: string };
   };
-  async function deliverAll(ids: string[]) {
+  async function deliverAll(ids: string[], final = ['delivered', 'failed', 'bounced']) {
     const worker = createDeliveryWorker(gw.herald.deps, { ...gw.herald.deps.config.delivery, idleMs: 50 });
     worker.start();
     try {
@@ -33,7 +33,7 @@ describe('delivery after the subscription changed', () => {
         ids.map((id) =>
           waitFor(async () => {
             const res = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${id}`);
-            return ['delivered', 'failed', 'bounced'].includes(res.body.status) ? res.body : undefined;
+            return final.includes(res.body.status) ? res.body : undefined;
           }),
         ),
       );
@@ -44,28 +44,32 @@ describe('delivery after the subscription changed', () => {
   const captured = async (id: string) => (await gw.herald.deps.db.query(`SELECT channel FROM captured_messages WHERE notification_id = $1`, [id])).map((r: any) => r.channel);
   const eventsOf = (id: string) => gw.herald.deps.db.query<any>(`SELECT type, data FROM events WHERE data->>'notification_id' = $1`, [id]);
 
-  it('sends nothing to a wallet that opted out while its message waited, not even a critical SMS fallback, and says so', async () => {
+  it('sends nothing to a wallet that opted out while its message waited, not even a critical SMS fallback: the message ends opted_out', async () => {
     const [plain, critical, kept] = await Promise.all([
       registeredWallet(gw.url, { email: 'leaver@example.com' }),
       registeredWallet(gw.url, { email: 'leaver2@example.com', phone: '+15555550170' }),
       registeredWallet(gw.url, { email: 'stayer@example.com' }),
     ]);
     for (const wallet of [plain, critical, kept]) await subscribe(wallet, ['email', 'sms']);
-    const sent = [await send({ wallet: plain }), await send({ wallet: critical, priority: 'critical' }), await send({ wallet: kept })];
+    const sent = [await send({ wallet: plain, receipt: true }), await send({ wallet: critical, priority: 'critical' }), await send({ wallet: kept })];
     for (const wallet of [plain, critical]) assert.equal((await call(gw.url, acme.apiKey, 'DELETE', `/v1/subscriptions/${wallet}`)).status, 200);
 
-    const [a, b, c] = await deliverAll(sent.map((s) => s.notificationId));
+    const [a, b, c] = await deliverAll(sent.map((s) => s.notificationId), ['delivered', 'failed', 'bounced', 'opted_out']);
     for (const record of [a, b]) {
-      assert.equal(record.status, 'failed');
-      assert.equal(record.attempts.length, 1, 'no fallback attempt');
-      assert.equal(record.attempts[0].error, "the wallet opted out of this protocol's messages before delivery");
+      assert.equal(record.status, 'opted_out');
+      assert.equal(record.error, "the wallet opted out of this protocol's messages before delivery");
+      assert.deepEqual(record.attempts, [], 'no provider was asked');
+      assert.equal(record.delivered_at, null);
       assert.deepEqual(await captured(record.notification_id), []);
-      const [event] = await eventsOf(record.notification_id);
-      assert.equal(event.type, 'notification.failed');
-      assert.equal(event.data.reason, "the wallet opted out of this protocol's messages before delivery");
+      // As for a send answered opted_out: no event.
+      assert.deepEqual(await eventsOf(record.notification_id), []);
     }
+    assert.deepEqual([a.receipt_status, a.receipt_failure_reason], ['failed', 'notification was not delivered (opted_out)']);
     assert.equal(c.status, 'delivered');
     assert.deepEqual(await captured(c.notification_id), ['email']);
+    // Counted in analytics as opted out, as DESIGN.md puts it for sends after an opt-out.
+    const analytics = await call(gw.url, acme.apiKey, 'GET', '/v1/analytics?period=7d');
+    assert.ok(analytics.body.breakdown.opted_out >= 2, JSON.stringify(analytics.body));
   });
 
   it("fails a message whose channel the subscription no longer lists, but keeps a critical message's SMS fallback", async () => {
@@ -83,7 +87,7 @@ describe('delivery after the subscription changed', () => {
 
     const [a, b] = await deliverAll([first.notificationId, second.notificationId]);
     assert.equal(a.status, 'failed');
-    assert.equal(a.attempts[0].error, "the wallet's subscription no longer includes email");
+    assert.equal(a.attempts[0].error, "the wallet's subscription does not include email");
     assert.deepEqual(await captured(a.notification_id), []);
     // A subscription's channels narrow the first choice, not a critical message's fallback.
     assert.equal(b.status, 'delivered');
@@ -103,7 +107,7 @@ describe('delivery after the subscription changed', () => {
     const { notificationId } = await send({ wallet });
     await call(gw.url, acme.apiKey, 'DELETE', `/v1/subscriptions/${wallet}`);
     await subscribe(wallet, ['email']);
-    const [record] = await deliverAll([notificationId]);
+    const [record] = await deliverAll([notificationId], ['delivered', 'failed', 'bounced', 'opted_out']);
     assert.equal(record.status, 'delivered');
   });
 });

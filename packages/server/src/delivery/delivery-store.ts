@@ -89,9 +89,9 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
        status = u.status, attempts = u.attempts, fallback_channel = u.fallback_channel,
        next_attempt_at = u.next_attempt_at, delivered_at = u.delivered_at, last_error = u.last_error,
        locked_until = NULL, updated_at = $9,
-       -- A message that ends bounced or failed never gets its requested receipt (SET sees the old row).
-       receipt_status = CASE WHEN n.receipt_status = 'pending' AND u.status IN ('bounced', 'failed') THEN 'failed' ELSE n.receipt_status END,
-       receipt_failure_reason = CASE WHEN n.receipt_status = 'pending' AND u.status IN ('bounced', 'failed')
+       -- A message that ends bounced, failed or opted out never gets its requested receipt (SET sees the old row).
+       receipt_status = CASE WHEN n.receipt_status = 'pending' AND u.status IN ('bounced', 'failed', 'opted_out') THEN 'failed' ELSE n.receipt_status END,
+       receipt_failure_reason = CASE WHEN n.receipt_status = 'pending' AND u.status IN ('bounced', 'failed', 'opted_out')
          THEN 'notification was not delivered (' || u.status || ')' ELSE n.receipt_failure_reason END
      FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[], $10::text[])
        AS u(id, token, status, attempts, fallback_channel, next_attempt_at, delivered_at, last_error, claimed_fallback)
@@ -111,19 +111,21 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
     ],
   );
   const written = new Set(updated.map((r) => r.id));
-  await db.query(
+  const attempts = settled.flatMap((s) => (s.attempt ? [s.attempt] : []));
+  const attemptIds = settled.flatMap((s) => (s.attempt ? [s.id] : []));
+  if (attempts.length) await db.query(
     `INSERT INTO delivery_attempts (notification_id, attempt, channel, provider, outcome, provider_response, error, duration_ms, created_at)
      SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::timestamptz[])`,
     [
-      col((s) => s.id),
-      col((s) => s.attempt.attempt),
-      col((s) => s.attempt.channel),
-      col((s) => s.attempt.provider),
-      col((s) => s.attempt.outcome),
-      col((s) => s.attempt.providerResponse),
-      col((s) => s.attempt.error),
-      col((s) => s.attempt.durationMs),
-      col(() => now.toISOString()),
+      attemptIds,
+      attempts.map((a) => a.attempt),
+      attempts.map((a) => a.channel),
+      attempts.map((a) => a.provider),
+      attempts.map((a) => a.outcome),
+      attempts.map((a) => a.providerResponse),
+      attempts.map((a) => a.error),
+      attempts.map((a) => a.durationMs),
+      attempts.map(() => now.toISOString()),
     ],
   );
   await forgetUnreachableContacts(

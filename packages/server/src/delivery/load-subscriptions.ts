@@ -25,15 +25,22 @@ export async function loadSubscriptionsFor(
   return (protocolId, wallet) => byPair.get(keyOf(protocolId, wallet));
 }
 
+/** Why a queued message may no longer be sent on its channel, and how it ends. */
+export interface SubscriptionRefusal {
+  /** `opted_out` when the wallet opted out of the protocol's messages; `failed` when the channel is not subscribed. */
+  status: 'opted_out' | 'failed';
+  reason: string;
+}
+
 /**
  * Why a message that was queued may no longer be sent on `channel`, or undefined when it may: the
  * wallet opted out of the protocol's messages since (none is sent, not even a `critical` one's SMS
- * fallback), or its subscription no longer lists the channel first chosen for it. A `critical`
+ * fallback), or its subscription does not list the channel first chosen for it. A `critical`
  * message's SMS fallback is not narrowed by the channels, as at the choice.
  */
-export function subscriptionRefusal(subscription: SubscriptionState | undefined, channel: Channel, isFallback: boolean): string | undefined {
+export function subscriptionRefusal(subscription: SubscriptionState | undefined, channel: Channel, isFallback: boolean): SubscriptionRefusal | undefined {
   if (!subscription) return undefined;
-  if (!subscription.subscribed) return "the wallet opted out of this protocol's messages before delivery";
-  if (!isFallback && !subscription.channels.includes(channel)) return `the wallet's subscription no longer includes ${channel}`;
+  if (!subscription.subscribed) return { status: 'opted_out', reason: "the wallet opted out of this protocol's messages before delivery" };
+  if (!isFallback && !subscription.channels.includes(channel)) return { status: 'failed', reason: `the wallet's subscription does not include ${channel}` };
   return undefined;
 }

@@ -22,13 +22,14 @@ export interface Settlement {
   /** The claim's fencing token: its attempt counter and the fallback it was made under. */
   token: number;
   claimedFallback: Channel | null;
-  status: 'queued' | 'delivered' | 'bounced' | 'failed';
+  status: 'queued' | 'delivered' | 'bounced' | 'failed' | 'opted_out';
   attempts: number;
   fallbackChannel: Channel | null;
   nextAttemptAt: Date | null;
   deliveredAt: Date | null;
   lastError: string | null;
-  attempt: { attempt: number; channel: Channel; provider: string; outcome: string; providerResponse: string | null; error: string | null; durationMs: number };
+  /** The attempt made; null when none was (an opt-out found before sending). */
+  attempt: { attempt: number; channel: Channel; provider: string; outcome: string; providerResponse: string | null; error: string | null; durationMs: number } | null;
   event: { type: NotificationEventType; data: Record<string, unknown> } | null;
   /** A Telegram chat or phone number its provider refused for good: no longer a verified channel of the wallet. */
   unreachableContact?: UnreachableContact;
@@ -109,6 +110,28 @@ export function settle(
     status: finalStatus,
     lastError: reason,
     event: { type, data: notificationEventData(type, { notificationId: n.id, wallet: n.wallet, channel, reason, attempts: n.attempts, environment: n.environment }) },
+  };
+}
+
+/**
+ * A queued message whose wallet opted out of the protocol's messages before it was sent: it ends
+ * `opted_out`, as the send would have answered after the opt-out. No provider is asked, so no
+ * attempt is recorded (the claim's is given back), and no event is written, as for a send answered
+ * `opted_out`.
+ */
+export function optedOut(n: ClaimedNotification, reason: string): Settlement {
+  return {
+    id: n.id,
+    token: n.attempts,
+    claimedFallback: n.fallback_channel,
+    status: 'opted_out',
+    attempts: n.attempts - 1,
+    fallbackChannel: n.fallback_channel,
+    nextAttemptAt: null,
+    deliveredAt: null,
+    lastError: reason,
+    attempt: null,
+    event: null,
   };
 }
 

@@ -11,7 +11,7 @@ import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNa
 import { loadContactsFor } from './load-contacts.js';
 import { loadSubscriptionsFor, subscriptionRefusal, type SubscriptionState } from './load-subscriptions.js';
 import type { RetryPolicy } from './retry-policy.js';
-import { settle, type Settlement } from './settle.js';
+import { optedOut, settle, type Settlement } from './settle.js';
 
 export interface DeliveryOptions {
   batchSize: number;
@@ -70,10 +70,11 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     const subscription = subscriptionOf(n.protocol_id, n.wallet);
     // An opt-out or a narrowed subscription committed while the message waited (a retry, a long queue).
     const refusal = subscriptionRefusal(subscription, channel, n.fallback_channel !== null);
+    if (refusal?.status === 'opted_out') return optedOut(n, refusal.reason);
     const started = performance.now();
     let outcome: SendOutcome;
     if (refusal) {
-      outcome = { kind: 'failed', error: refusal };
+      outcome = { kind: 'failed', error: refusal.reason };
     } else if (!to) {
       outcome = { kind: 'failed', error: `the wallet no longer has a verified ${channel} contact` };
     } else {
@@ -100,8 +101,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
       durationMs: performance.now() - started,
       now: deps.now(),
       policy: options.retry,
-      // An opted-out wallet gets no SMS fallback either.
-      hasPhone: (walletContacts?.hasPhone ?? false) && subscription?.subscribed !== false,
+      hasPhone: walletContacts?.hasPhone ?? false,
     });
     const sealed = walletContacts?.sealed[CONTACT[channel]];
     if (outcome.kind === 'failed' && outcome.unreachable && channel !== 'email' && sealed) {
