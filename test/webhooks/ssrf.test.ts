@@ -82,6 +82,22 @@ describe('webhook SSRF guard (private targets not allowed)', () => {
     assert.equal(receiver.requests.length, 0);
   });
 
+  it('says a resolver failing for now failed, in the same words for every name, rather than calling the name private', async () => {
+    const failing = (code: string) =>
+      new WebhookSender({ allowPrivate: false, timeoutMs: 1000, now: () => new Date(), lookup: async () => Promise.reject(Object.assign(new Error('dns'), { code })) });
+    for (const [code, message] of [
+      ['EAI_AGAIN', 'hooks.example.com could not be resolved (EAI_AGAIN)'],
+      ['ENOTFOUND', 'hooks.example.com does not resolve to a public address; webhooks may only reach public addresses'],
+      ['ENODATA', 'hooks.example.com does not resolve to a public address; webhooks may only reach public addresses'],
+    ]) {
+      const sender = failing(code);
+      const target = await sender.target('https://hooks.example.com/x');
+      assert.ok(target instanceof Error);
+      assert.equal(target.message, message, code);
+      sender.close();
+    }
+  });
+
   it('refuses a host with one private address among public ones', async () => {
     const sender = new WebhookSender({
       allowPrivate: false,

@@ -68,8 +68,9 @@ export async function resolveWebhookTarget(raw: string, options: { allowPrivate:
     try {
       addresses = await (options.lookup ?? systemLookup)(hostname);
     } catch (error) {
-      if (!options.allowPrivate) throw notPublic();
       const code = (error as { code?: string }).code;
+      // A resolver failing for now (EAI_AGAIN, a timeout) says so: that tells nothing about the name.
+      if (!options.allowPrivate && (code === 'ENOTFOUND' || code === 'ENODATA')) throw notPublic();
       throw new TargetRefusedError(`${hostname} could not be resolved${code ? ` (${code})` : `: ${(error as Error).message}`}`);
     }
     if (addresses.length === 0) throw options.allowPrivate ? new TargetRefusedError(`${hostname} could not be resolved`) : notPublic();
