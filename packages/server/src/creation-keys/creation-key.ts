@@ -27,9 +27,9 @@ export const IdempotencyKeyHeaders = Type.Object({
 });
 
 /**
- * The preValidation hook of a creation route (before unknown fields are dropped): unknown fields
- * are ignored, but a key in the body, where sends take theirs, would be too, and every retry would
- * create again. It is refused.
+ * The preValidation hook of a creation route: unknown fields are ignored, but a key in the body,
+ * where sends take theirs, would be too, and every retry would create again. It is refused before
+ * the body's own checks, as the mistake that matters most.
  */
 export const refuseBodyKey = (call: string) => async (request: FastifyRequest) => {
   if (Object.hasOwn(Object(request.body), 'idempotencyKey')) {

@@ -49,12 +49,6 @@ export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
   api.post(
     '/v1/notify/bulk',
     {
-      // Before unknown fields are dropped: a key beside the list would be ignored.
-      preValidation: async (request) => {
-        if (Object.hasOwn(Object(request.body), 'idempotencyKey')) {
-          throw new ApiError('VALIDATION_ERROR', 'idempotencyKey: a bulk request takes a key on each notification (notifications[i].idempotencyKey); this one would be ignored');
-        }
-      },
       schema: {
         tags,
         summary: 'Queue 1 to 100 notifications in one all-or-nothing request',
@@ -64,6 +58,10 @@ export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       refuseKeyHeader(request, 'POST /v1/notify/bulk', 'idempotencyKey of each notification');
+      // Unknown fields are ignored, but a key beside the list would be too, and every retry send again.
+      if (Object.hasOwn(request.body, 'idempotencyKey')) {
+        throw new ApiError('VALIDATION_ERROR', 'idempotencyKey: a bulk request takes a key on each notification (notifications[i].idempotencyKey); this one would be ignored');
+      }
       const { environment, protocol } = request.auth!;
       const sampling = deps.estimator.fresh();
       if (sampling) await sampling;
