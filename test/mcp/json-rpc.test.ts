@@ -276,17 +276,17 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     await waitFor(async () => gateway.herald.app!.inFlight.size === 0);
   });
 
-  it('every method but POST (and a CORS preflight) answers 405 with a JSON-RPC error and Allow: POST', async () => {
+  it('every method but POST and OPTIONS answers 405 with a JSON-RPC error and Allow: POST, OPTIONS', async () => {
     for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
       const res = await fetch(`${gateway.url}/mcp`, { method });
       assert.equal(res.status, 405, method);
-      assert.equal(res.headers.get('allow'), 'POST', method);
+      assert.equal(res.headers.get('allow'), 'POST, OPTIONS', method);
       isJsonRpcError(await res.json(), -32000);
       assert.ok(res.headers.get('x-request-id'), method);
     }
     const head = await fetch(`${gateway.url}/mcp`, { method: 'HEAD' });
     assert.equal(head.status, 405);
-    assert.equal(head.headers.get('allow'), 'POST');
+    assert.equal(head.headers.get('allow'), 'POST, OPTIONS');
   });
 
   it("answers a browser's CORS preflight and lets any origin read its answers and their headers", async () => {

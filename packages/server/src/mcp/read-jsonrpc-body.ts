@@ -74,7 +74,7 @@ export function readJsonRpcBody(raw: Buffer | string | undefined, maxBatch = MAX
   } catch (error) {
     return { error: jsonRpcError(PARSE_ERROR, `Parse error: ${text ? (error as Error).message : 'the body is empty'}`) };
   }
-  const isMessage = (message: unknown) => JSONRPCMessageSchema.safeParse(message).success;
+  const isMessage = (message: unknown) => hasExactId(message) && JSONRPCMessageSchema.safeParse(message).success;
   if (!Array.isArray(value)) return isMessage(value) ? { members: [{ message: value }], batch: false } : { error: notAMessage(value) };
   if (value.length === 0) return { error: jsonRpcError(INVALID_REQUEST, 'Invalid Request: empty batch') };
   if (value.length > maxBatch) return { error: jsonRpcError(INVALID_REQUEST, `Invalid Request: a batch holds at most ${maxBatch} messages, this one has ${value.length}`) };

@@ -212,7 +212,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       url: '/mcp',
       config: { access: 'public' },
       schema: { hide: true },
-      handler: async (_request, reply) => reply.code(405).header('Allow', 'POST').send(METHOD_NOT_ALLOWED),
+      handler: async (_request, reply) => reply.code(405).header('Allow', 'POST, OPTIONS').send(METHOD_NOT_ALLOWED),
     });
   });
 }
