@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { reserveSends } from '../../packages/server/src/limits/quota.js';
 import { call, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
@@ -132,5 +134,30 @@ describe('herald doctor', () => {
       [['gateway', false]],
     );
     assert.match(report.errors[0], /Connection refused/);
+  });
+
+  it('fails the gateway check, and a send, against a server that is not a gateway: exit 6, nothing taken for an answer', async () => {
+    const html = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>'));
+    await new Promise<void>((resolve) => html.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(html.address() as AddressInfo).port}`;
+    try {
+      const res = await doctor(['--json'], { HERALD_BASE_URL: baseUrl });
+      assert.equal(res.code, 6);
+      const report = res.json();
+      assertReportShape(report);
+      assert.deepEqual(report.checks.map((c: any) => [c.name, c.ok]), [['gateway', false]]);
+      assert.match(report.errors[0], /answered 200 with a body that is not JSON \(text\/html\): is .* a Herald gateway\?/);
+      const send = await runCli(['--json', 'notify', 'send', '--wallet', '11111111111111111111111111111111', '--subject', 's', '--body', 'b', '--category', 'defi'], {
+        env: { ...env, HERALD_BASE_URL: baseUrl },
+      });
+      assert.equal(send.code, 6);
+      assert.equal(send.stdout, '');
+      const error = send.errorJson().error;
+      assert.equal(error.code, 'NETWORK_INVALID_RESPONSE');
+      // Whether a send was stored is unknown: the key to run it again with is given.
+      assert.match(error.idempotencyKey, /^cli_/);
+    } finally {
+      await new Promise((resolve) => html.close(resolve));
+    }
   });
 });

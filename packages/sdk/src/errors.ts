@@ -34,9 +34,13 @@ export class HeraldApiError extends HeraldError {
 }
 
 /** Why a request got no HTTP answer at all. */
-export type NetworkErrorKind = 'timeout' | 'connection_refused' | 'dns' | 'connection_reset' | 'network';
+/**
+ * `invalid_response`: an answer came, but not the gateway's (a 2xx that is not JSON, such as an
+ * HTML page from whatever `baseUrl` points at); whether a send it answered was stored is unknown.
+ */
+export type NetworkErrorKind = 'timeout' | 'connection_refused' | 'dns' | 'connection_reset' | 'network' | 'invalid_response';
 
-/** No HTTP answer: the connection was refused, the host did not resolve, or the request timed out. */
+/** No answer from the gateway: the connection was refused, the host did not resolve, the request timed out, or what answered was not the gateway (`invalid_response`). */
 export class HeraldNetworkError extends HeraldError {
   override name = 'HeraldNetworkError';
 
@@ -69,7 +73,7 @@ export class HeraldWaitTimeoutError extends HeraldError {
   }
 }
 
-const CODE_KINDS: Record<string, NetworkErrorKind> = {
+const CODE_KINDS: Record<string, Exclude<NetworkErrorKind, 'invalid_response'>> = {
   ECONNREFUSED: 'connection_refused',
   ENOTFOUND: 'dns',
   EAI_AGAIN: 'dns',
@@ -96,9 +100,9 @@ function systemCode(error: unknown): string | undefined {
 /** Turns whatever `fetch` threw into a HeraldNetworkError naming the cause. */
 export function toNetworkError(error: unknown, target: string): HeraldNetworkError {
   const code = systemCode(error);
-  const kind: NetworkErrorKind = code ? CODE_KINDS[code] : 'network';
+  const kind = (code ? CODE_KINDS[code] : undefined) ?? 'network';
   const reason = code ?? (error instanceof Error ? error.message : String(error));
-  const messages: Record<NetworkErrorKind, string> = {
+  const messages: Record<Exclude<NetworkErrorKind, 'invalid_response'>, string> = {
     connection_refused: `Connection refused by ${target}`,
     dns: `Could not resolve the host of ${target}`,
     connection_reset: `Connection to ${target} was reset`,

@@ -219,6 +219,24 @@ describe('RequestCore', () => {
     assert.equal(error.message, '<h1>Bad gateway</h1>');
   });
 
+  it('refuses a 2xx that is not JSON (what answered is not the gateway): no value, no retry', async () => {
+    const answers: [string, (res: ServerResponse) => void][] = [
+      ['html', (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>')],
+      ['bad json', (res) => res.writeHead(202, { 'content-type': 'application/json' }).end('{bad')],
+      ['empty', (res) => res.writeHead(200).end()],
+    ];
+    for (const [name, answer] of answers) {
+      server.reset(answer);
+      const error: any = await core({ maxRetries: 3 })
+        .request({ method: 'POST', path: '/v1/notify', body: { idempotencyKey: 'k' }, retrySafe: true })
+        .catch((e: any) => e);
+      assert.ok(error instanceof HeraldNetworkError, name);
+      assert.equal(error.kind, 'invalid_response', name);
+      assert.match(error.message, /^POST http:\/\/127\.0\.0\.1:\d+\/v1\/notify answered 20[02] with .*: is http:\/\/127\.0\.0\.1:\d+ a Herald gateway\?$/, name);
+      assert.equal(server.seen.length, 1, `${name}: not retried`);
+    }
+  });
+
   it('resolves an empty 204 as undefined', async () => {
     server.reset((res) => {
       res.writeHead(204);

@@ -246,7 +246,17 @@ export class RequestCore {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
-    if (response.ok) return { ok: true, value: parseJson(text) ?? (text || undefined) };
+    if (response.ok) {
+      if (response.status === 204) return { ok: true, value: undefined };
+      // Every other answer of the gateway is JSON: anything else came from something that is not it.
+      const value = parseJson(text);
+      if (value !== undefined) return { ok: true, value };
+      const type = response.headers.get('content-type') ?? 'no content type';
+      throw new HeraldNetworkError(
+        'invalid_response',
+        `${target} answered ${response.status} with ${text ? `a body that is not JSON (${type})` : 'an empty body'}: is ${this.baseUrl} a Herald gateway?`,
+      );
+    }
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
     return { ok: false, error: apiErrorFrom(response, text, retryAfterMs), retryAfterMs };
   }

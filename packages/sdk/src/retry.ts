@@ -24,6 +24,8 @@ export function isRetryable(outcome: AttemptOutcome, method: string, retrySafe: 
     return outcome.status >= 500 && safe;
   }
   if (outcome.network === 'connection_refused' || outcome.network === 'dns') return true;
+  // Whatever answered instead of the gateway would answer the same again.
+  if (outcome.network === 'invalid_response') return false;
   return safe;
 }
 
