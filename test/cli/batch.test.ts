@@ -154,6 +154,17 @@ describe('herald notify batch', () => {
     assert.equal(await sentBy(acme), 100);
   });
 
+  it("names a reused key's item by its index in the file, and gives no advice to re-run what would be refused again", async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    assert.equal((await cli(acme, ['--file', writeBatch('reused.json', items(150)), '--yes', '--idempotency-key', 'reused'])).code, 0);
+    const changed = writeBatch('reused-changed.json', items(150, (i) => (i === 120 ? { subject: 'Changed' } : {})));
+    const res = await cli(acme, ['--file', changed, '--yes', '--idempotency-key', 'reused']);
+    assert.equal(res.code, 1, res.stderr);
+    assert.match(res.stderr, /notifications\[120\]\.idempotencyKey/);
+    assert.doesNotMatch(res.stderr, /notifications\[20\]/);
+    assert.doesNotMatch(res.stderr, /Re-running/);
+  });
+
   it('keeps each bulk request within the default 1 MiB body limit, and halves one a gateway finds too large (413)', async () => {
     const growth = await gw.createProtocol({ tier: 1 });
     // 100 bodies of 11,000 bytes, each within the Growth tier's 50 KiB: over 1 MiB together.

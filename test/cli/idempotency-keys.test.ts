@@ -117,6 +117,23 @@ describe('herald sends carry an idempotency key of their own', () => {
     assert.equal(await sentBy(acme), 3);
   });
 
+  it('notify batch says the items of a request whose every answer was lost may have been stored, not that they were not sent', async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    const file = path.join(scratch.home, 'lost.json');
+    writeFileSync(file, JSON.stringify([0, 1].map((i) => ({ wallet, ...message, subject: `Lost ${i}` }))));
+    for (let i = 0; i < 3; i++) proxy.loseNextAnswer('POST', '/v1/notify/bulk', '503');
+    const res = await herald(acme, ['notify', 'batch', '--file', file, '--yes'], proxy.url);
+    assert.equal(res.code, 1, res.stderr);
+    assert.match(res.stderr, /Request 1 of 1 got no answer: items 0 to 1 may have been stored\./);
+    assert.doesNotMatch(res.stderr, /were not sent/);
+    const runKey = /Re-running with --idempotency-key (\S+) sends only what is missing/.exec(res.stderr)?.[1];
+    assert.ok(runKey, res.stderr);
+    assert.equal(await sentBy(acme), 2, 'the gateway did store them');
+    const again = await herald(acme, ['notify', 'batch', '--file', file, '--yes', '--json', '--idempotency-key', runKey]);
+    assert.deepEqual(again.json().map((r: any) => r.status), ['duplicate', 'duplicate']);
+    assert.equal(await sentBy(acme), 2);
+  });
+
   it('a send whose every answer was lost exits 6 naming its key, and re-running with that key sends nothing more', async () => {
     const acme = await gw.createProtocol({ tier: 3 });
     const from = proxy.seen.length;

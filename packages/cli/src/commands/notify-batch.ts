@@ -2,7 +2,7 @@ import { HeraldApiError, HeraldNetworkError, type BulkSubmission, type Herald, t
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { cancelled, usageError } from '../exit-codes.js';
-import { newIdempotencyKey, withRetryKey } from '../idempotency-key.js';
+import { newIdempotencyKey, outcomeUnknown, withRetryKey } from '../idempotency-key.js';
 import { readJsonInput } from '../json-input.js';
 import { notificationProblems } from '../notification-input.js';
 import { interruption } from '../interruption.js';
@@ -120,7 +120,7 @@ async function sendInChunks(
   let requests = 0;
   /** The requests of the whole batch: a request refused as too large is followed by two halves. */
   let planned = chunks.length;
-  let failure: { error: unknown; request: number; start: number } | undefined;
+  let failure: { error: unknown; request: number; start: number; count: number } | undefined;
   const rest = (from: number, result: (index: number) => ItemResult) => items.slice(from).map((_, i) => result(from + i));
   while (queue.length > 0) {
     const chunk = queue.shift()!;
@@ -138,7 +138,11 @@ async function sendInChunks(
         planned += 2;
         continue;
       }
-      failure = { error, request: requests, start: chunk.start };
+      // The gateway numbers a request's items from 0; the file numbers them from the batch's start.
+      if (error instanceof HeraldApiError && chunk.start > 0) {
+        error.message = error.message.replace(/notifications\[(\d+)\]/g, (_, i: string) => `notifications[${chunk.start + Number(i)}]`);
+      }
+      failure = { error, request: requests, start: chunk.start, count: chunk.count };
       const described = describeError(error);
       indices.forEach((index) => results.push({ index, status: 'error', error: described }));
       results.push(...rest(chunk.start + chunk.count, (index) => ({ index, status: 'not_sent' })));
@@ -227,9 +231,18 @@ in input order: {index, notificationId, status, …} | {index, status: "error", 
       ).finally(() => interruption.record(undefined));
       showResults(context, items, results, planned);
       if (failure) {
-        context.out.note(`Request ${failure.request} of ${planned} was refused: items ${failure.start} to ${items.length - 1} were not sent.`);
-        // An item too large on its own is refused again on a re-run, whatever the key.
-        const rerun = !tooLarge(failure.error);
+        const end = failure.start + failure.count - 1;
+        if (outcomeUnknown(failure.error)) {
+          // No answer, or a 5xx: the gateway may have stored that request's items.
+          const later = end < items.length - 1 ? `; items ${end + 1} to ${items.length - 1} were not sent` : '';
+          context.out.note(`Request ${failure.request} of ${planned} got no answer: items ${failure.start} to ${end} may have been stored${later}.`);
+        } else {
+          context.out.note(`Request ${failure.request} of ${planned} was refused: items ${failure.start} to ${items.length - 1} were not sent.`);
+        }
+        // A refused request stored nothing, so its keys are unused and a re-run (of a corrected file)
+        // sends only what is missing. Not so for an item too large on its own, refused again whatever
+        // the key, nor for a key already used with another payload (409), refused again too.
+        const rerun = !(failure.error instanceof HeraldApiError && [409, 413].includes(failure.error.statusCode));
         if (rerun && flags.idempotencyKey !== undefined) context.out.note('Re-running with the same --idempotency-key sends only what is missing.');
         else if (rerun && retryKey) context.out.note(`Re-running with --idempotency-key ${retryKey} sends only what is missing.`);
         // Notes are for people; with --json the error itself names the key to run again with.
