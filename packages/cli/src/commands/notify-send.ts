@@ -18,7 +18,7 @@ interface SendFlags extends MessageFlags {
 }
 
 const DEFAULT_WAIT_MS = 60_000;
-const POLL_MS = 500;
+const POLL_MS = 1000;
 
 /** The notification to send, always with an idempotency key: the user's, or one generated here. */
 async function notificationFrom(context: Context, flags: SendFlags): Promise<{ params: NotificationParams; sentWith: SentWith }> {

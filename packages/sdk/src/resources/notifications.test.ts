@@ -150,6 +150,25 @@ describe('notifications.waitForDelivery', () => {
     assert.equal(seen.length, 4);
   });
 
+  it('sits out a read still rate-limited after its retries instead of failing the wait', async () => {
+    const { time, options } = fakeTime();
+    const limited: [number, unknown] = [429, { statusCode: 429, error: 'Too Many Requests', message: 'slow down', code: 'RATE_LIMIT_EXCEEDED' }];
+    // The read's own retries (maxRetries 0 here) are spent at once; the wait then reads again.
+    const { seen, fetch } = scripted(limited, [200, record('delivered')]);
+    const result = await notifications(fetch, { ...options, maxRetries: 0 }).waitForDelivery('n1', { intervalMs: 300 });
+    assert.equal(result.status, 'delivered');
+    assert.equal(seen.length, 2);
+    assert.deepEqual(time.sleeps, [300]);
+  });
+
+  it('refuses an interval under 100 ms or a timeout that is not a number ≥ 0 before any read', async () => {
+    const { seen, fetch } = scripted([200, record('queued')]);
+    for (const wait of [{ intervalMs: 0 }, { intervalMs: -5 }, { intervalMs: Number.NaN }, { intervalMs: 99 }, { timeoutMs: -1 }, { timeoutMs: Number.NaN }]) {
+      await assert.rejects(notifications(fetch).waitForDelivery('n1', wait), RangeError, JSON.stringify(wait));
+    }
+    assert.equal(seen.length, 0);
+  });
+
   it('passes a read error through', async () => {
     const { fetch } = scripted([404, { statusCode: 404, error: 'Not Found', message: 'nope', code: 'NOTIFICATION_NOT_FOUND' }]);
     const error = await notifications(fetch).waitForDelivery('missing').catch((e) => e);

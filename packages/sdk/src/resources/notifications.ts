@@ -1,4 +1,7 @@
-import { HeraldWaitTimeoutError } from '../errors.js';
+import { HeraldApiError, HeraldWaitTimeoutError } from '../errors.js';
+
+/** The shortest wait between two reads of waitForDelivery. */
+const MIN_INTERVAL_MS = 100;
 import type { RequestCore, RequestOptions } from '../request.js';
 
 export type Category = 'defi' | 'governance' | 'system' | 'marketing' | 'security';
@@ -140,7 +143,7 @@ export interface Preview {
 export interface WaitForDeliveryOptions {
   /** Give up after this long (default 60 000 ms), rejecting with HeraldWaitTimeoutError. */
   timeoutMs?: number;
-  /** Between two reads of the record (default 1 000 ms). */
+  /** Between two reads of the record (default 1 000 ms, at least 100; a RangeError otherwise). */
   intervalMs?: number;
   /** Stops waiting at once; the signal's reason is thrown. */
   signal?: AbortSignal;
@@ -219,9 +222,23 @@ export class Notifications {
    */
   async waitForDelivery(id: string, wait: WaitForDeliveryOptions = {}, options: RequestOptions = {}): Promise<Notification> {
     const { timeoutMs = 60_000, intervalMs = 1000, signal = options.signal } = wait;
+    // Infinity waits until the status is final.
+    if (!(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a number of milliseconds ≥ 0, got ${timeoutMs}`);
+    // A shorter interval would spend the protocol's rate limit (2 requests a second on the Developer tier) on polling.
+    if (!(Number.isFinite(intervalMs) && intervalMs >= MIN_INTERVAL_MS)) throw new RangeError(`intervalMs must be at least ${MIN_INTERVAL_MS} milliseconds, got ${intervalMs}`);
     const deadline = this.core.now() + timeoutMs;
     for (;;) {
-      const record = await this.get(id, { ...options, signal });
+      let record: Notification;
+      try {
+        record = await this.get(id, { ...options, signal });
+      } catch (error) {
+        // Still rate-limited after the read's own retries (other calls of the protocol share the
+        // limit): the wait sits it out rather than failing while the notification is on its way.
+        const left = deadline - this.core.now();
+        if (!(error instanceof HeraldApiError && error.statusCode === 429) || left <= 0) throw error;
+        await this.core.wait(Math.min(Math.max((error.retryAfterSeconds ?? 0) * 1000, intervalMs), left), signal);
+        continue;
+      }
       if (FINAL_STATUSES.has(record.status)) return record;
       const left = deadline - this.core.now();
       if (left <= 0) throw new HeraldWaitTimeoutError(id, timeoutMs, record);
