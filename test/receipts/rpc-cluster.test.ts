@@ -121,6 +121,17 @@ describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
     assert.equal(wrongSigner.checks.onChain, false);
     assert.equal(wrongSigner.checks.signer, false, 'the receipt names another signer too');
     assert.match(wrongSigner.errors.join(), /signed by/);
+    // A node that takes the request and never answers fails the on-chain check in bounded time.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const stalled = await verifyReceipt(receipt, { rpcUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, rpcTimeoutMs: 300 });
+      assert.equal(stalled.checks.onChain, false);
+      assert.match(stalled.errors.join(), /did not answer within 300 ms/);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('fails the receipt after the last attempt when the key cannot pay, while sandbox receipts stay on litesvm', async () => {

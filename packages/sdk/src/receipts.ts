@@ -56,7 +56,11 @@ export interface VerifyReceiptOptions {
    */
   signer?: string;
   fetch?: typeof fetch;
+  /** How long the RPC node has to answer `getTransaction`, body included (default 10 000 ms). */
+  rpcTimeoutMs?: number;
 }
+
+const DEFAULT_RPC_TIMEOUT_MS = 10_000;
 
 export interface ReceiptVerification {
   /** True only when every check that ran passed. */
@@ -191,8 +195,11 @@ async function withSnarkjs(run: (groth16: Groth16Verifier) => Promise<boolean>):
 /** Null when the transaction checks out; otherwise why not. */
 async function memoProblem(r: Receipt, options: VerifyReceiptOptions): Promise<string | null> {
   let result: any;
+  const timeoutMs = options.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
   try {
     const response = await (options.fetch ?? fetch)(options.rpcUrl!, {
+      // A node that never answers must not leave the verification pending: it fails this check.
+      signal: AbortSignal.timeout(timeoutMs),
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -206,6 +213,7 @@ async function memoProblem(r: Receipt, options: VerifyReceiptOptions): Promise<s
     if (body.error) return `the RPC node answered an error: ${body.error.message}`;
     result = body.result;
   } catch (error) {
+    if ((error as Error).name === 'TimeoutError') return `the RPC node did not answer within ${timeoutMs} ms`;
     return `the RPC node could not be asked: ${(error as Error).message}`;
   }
   if (!result) return `transaction ${r.tx} was not found on the cluster`;
