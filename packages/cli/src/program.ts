@@ -25,6 +25,8 @@ function parseBaseUrl(value: string): string {
     throw new InvalidArgumentError('must be a URL such as http://localhost:3000');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('must be an http:// or https:// URL');
+  // Paths are appended to it, as the SDK does: a query or fragment would swallow them.
+  if (url.search || url.hash) throw new InvalidArgumentError('must not have a query or fragment');
   return value.replace(/\/+$/, '');
 }
 

@@ -325,7 +325,7 @@ describe('RequestCore', () => {
 
 describe('client options', () => {
   it('refuses at construction what no call could work with', () => {
-    for (const baseUrl of ['nope', 'ftp://gw.example', 'localhost:3000']) {
+    for (const baseUrl of ['nope', 'ftp://gw.example', 'localhost:3000', 'http://gw.example?x=1', 'http://gw.example/#top']) {
       assert.throws(() => new RequestCore({ baseUrl }), TypeError, baseUrl);
     }
     for (const options of [{ timeoutMs: 0 }, { timeoutMs: -5 }, { timeoutMs: Number.NaN }, { timeoutMs: 3e9 }, { maxRetries: -1 }, { maxRetries: 1.5 }]) {

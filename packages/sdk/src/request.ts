@@ -125,13 +125,15 @@ function apiErrorFrom(response: Response, text: string, retryAfterMs: number | u
 
 /** `baseUrl` when it is an http(s) URL; a TypeError otherwise. */
 function checkedBaseUrl(baseUrl: string): string {
-  let protocol: string | undefined;
+  let url: URL | undefined;
   try {
-    protocol = new URL(baseUrl).protocol;
+    url = new URL(baseUrl);
   } catch {
     // reported below
   }
-  if (protocol !== 'http:' && protocol !== 'https:') throw new TypeError(`baseUrl must be an http:// or https:// URL, got "${baseUrl}"`);
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') throw new TypeError(`baseUrl must be an http:// or https:// URL, got "${baseUrl}"`);
+  // Paths are appended to it: a query or fragment would swallow them.
+  if (url.search || url.hash) throw new TypeError(`baseUrl must not have a query or fragment, got "${baseUrl}"`);
   return baseUrl;
 }
 
