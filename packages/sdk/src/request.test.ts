@@ -9,6 +9,7 @@ import { RequestCore, type CoreOptions, type RequestOptions } from './request.js
 import { Broadcasts, type BroadcastParams } from './resources/broadcasts.js';
 import { Notifications } from './resources/notifications.js';
 import { Schedules, type OneTimeScheduleParams } from './resources/schedules.js';
+import { Templates } from './resources/templates.js';
 import { SDK_VERSION } from './version.js';
 
 interface Seen {
@@ -206,6 +207,17 @@ describe('RequestCore', () => {
       server.seen.map((s) => s.headers['idempotency-key']),
       [undefined, undefined, undefined],
     );
+  });
+
+  it('does not retry templates.update after a 503 (each update that arrives adds a version), but does after a 429', async () => {
+    server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'));
+    const templates = new Templates(core({ maxRetries: 3 }));
+    const error: any = await templates.update('tmpl_1', { subjectTemplate: 'S' }).catch((e: any) => e);
+    assert.equal(error.statusCode, 503);
+    assert.equal(server.seen.length, 1);
+    server.reset(errorJson(429, 'RATE_LIMIT_EXCEEDED', 'slow', { 'retry-after': '0' }), json(200, { templateId: 'tmpl_1', version: 2 }));
+    assert.equal((await templates.update('tmpl_1', { subjectTemplate: 'S' })).version, 2);
+    assert.equal(server.seen.length, 2);
   });
 
   it('names a non-JSON error answer by its status', async () => {

@@ -51,6 +51,11 @@ export interface ApiCall {
    * so it may be retried like a GET. The only thing that makes a POST or PATCH repeatable.
    */
   retrySafe?: boolean;
+  /**
+   * Each call does the work anew although its method says repeatable (a template update adds a
+   * version): after a 5xx, a timeout or a reset it is not retried, as a POST without keys is not.
+   */
+  repeatsWork?: true;
   /** A public route: no Authorization header, so the API key is not sent where it is not needed. */
   anonymous?: boolean;
   /** Headers of this call, such as `idempotency-key`. */
@@ -199,7 +204,7 @@ export class RequestCore {
         error = thrown;
         outcome = { network: thrown.kind };
       }
-      if (retry >= maxRetries || !isRetryable(outcome, call.method, Boolean(call.retrySafe))) throw error;
+      if (retry >= maxRetries || !isRetryable(outcome, call.repeatsWork ? 'POST' : call.method, Boolean(call.retrySafe))) throw error;
       const delay = retryDelay(retry, retryAfterMs, this.random);
       if (delay === undefined) throw error;
       await this.sleep(delay, options.signal);

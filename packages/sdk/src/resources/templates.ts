@@ -104,7 +104,8 @@ export class Templates {
    * @example const { version } = await herald.templates.update('tmpl_01J…', { subjectTemplate: 'New: {{h}}' });
    */
   update(id: string, params: UpdateTemplateParams, options?: RequestOptions): Promise<Template> {
-    return this.core.request({ method: 'PUT', path: templatePath(id), body: params }, options);
+    // Every update that reaches the gateway adds a version: one whose answer was lost is not sent again.
+    return this.core.request({ method: 'PUT', path: templatePath(id), body: params, repeatsWork: true }, options);
   }
 
   /**
