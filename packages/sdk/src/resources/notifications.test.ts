@@ -161,9 +161,9 @@ describe('notifications.waitForDelivery', () => {
     assert.deepEqual(time.sleeps, [300]);
   });
 
-  it('refuses an interval under 100 ms or a timeout that is not a number ≥ 0 before any read', async () => {
+  it('refuses an interval that is not a number > 0 or a timeout that is not a number ≥ 0 before any read', async () => {
     const { seen, fetch } = scripted([200, record('queued')]);
-    for (const wait of [{ intervalMs: 0 }, { intervalMs: -5 }, { intervalMs: Number.NaN }, { intervalMs: 99 }, { timeoutMs: -1 }, { timeoutMs: Number.NaN }]) {
+    for (const wait of [{ intervalMs: 0 }, { intervalMs: -5 }, { intervalMs: Number.NaN }, { intervalMs: Number.POSITIVE_INFINITY }, { timeoutMs: -1 }, { timeoutMs: Number.NaN }]) {
       await assert.rejects(notifications(fetch).waitForDelivery('n1', wait), RangeError, JSON.stringify(wait));
     }
     assert.equal(seen.length, 0);

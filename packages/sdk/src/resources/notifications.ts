@@ -1,7 +1,4 @@
 import { HeraldApiError, HeraldWaitTimeoutError } from '../errors.js';
-
-/** The shortest wait between two reads of waitForDelivery. */
-const MIN_INTERVAL_MS = 100;
 import type { RequestCore, RequestOptions } from '../request.js';
 
 export type Category = 'defi' | 'governance' | 'system' | 'marketing' | 'security';
@@ -143,7 +140,7 @@ export interface Preview {
 export interface WaitForDeliveryOptions {
   /** Give up after this long (default 60 000 ms), rejecting with HeraldWaitTimeoutError. */
   timeoutMs?: number;
-  /** Between two reads of the record (default 1 000 ms, at least 100; a RangeError otherwise). */
+  /** Between two reads of the record (default 1 000 ms; 0, negative or NaN is a RangeError). */
   intervalMs?: number;
   /** Stops waiting at once; the signal's reason is thrown. */
   signal?: AbortSignal;
@@ -224,8 +221,8 @@ export class Notifications {
     const { timeoutMs = 60_000, intervalMs = 1000, signal = options.signal } = wait;
     // Infinity waits until the status is final.
     if (!(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a number of milliseconds ≥ 0, got ${timeoutMs}`);
-    // A shorter interval would spend the protocol's rate limit (2 requests a second on the Developer tier) on polling.
-    if (!(Number.isFinite(intervalMs) && intervalMs >= MIN_INTERVAL_MS)) throw new RangeError(`intervalMs must be at least ${MIN_INTERVAL_MS} milliseconds, got ${intervalMs}`);
+    // 0, a negative number or NaN polled in a tight loop, spending the protocol's rate limit.
+    if (!(Number.isFinite(intervalMs) && intervalMs > 0)) throw new RangeError(`intervalMs must be a number of milliseconds > 0, got ${intervalMs}`);
     const deadline = this.core.now() + timeoutMs;
     for (;;) {
       let record: Notification;
