@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { subscriptionReader } from '../../packages/server/src/delivery/load-subscriptions.js';
 import { createDeliveryWorker } from '../../packages/server/src/delivery/worker.js';
 import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
@@ -99,6 +100,23 @@ describe('delivery after the subscription changed', () => {
       ],
     );
     assert.deepEqual(await captured(b.notification_id), ['sms']);
+  });
+
+  it('reads the subscriptions again for the rows not yet started once its snapshot is half a second old', async () => {
+    const [first, second] = await Promise.all([registeredWallet(gw.url, { email: 'r1@example.com' }), registeredWallet(gw.url, { email: 'r2@example.com' })]);
+    for (const wallet of [first, second]) await subscribe(wallet, ['email']);
+    const rows = [first, second].map((wallet, i) => ({ id: `row${i}`, protocol_id: acme.id, wallet }));
+    let now = 0;
+    const read = subscriptionReader(gw.herald.deps.db, rows, () => now);
+    assert.equal((await read(rows[0]))?.subscribed, true);
+    await call(gw.url, acme.apiKey, 'DELETE', `/v1/subscriptions/${second}`);
+    now = 400;
+    assert.equal((await read(rows[1]))?.subscribed, true, 'within the snapshot');
+    const again = subscriptionReader(gw.herald.deps.db, rows, () => now);
+    now = 0;
+    await again(rows[0]);
+    now = 501;
+    assert.equal((await again(rows[1]))?.subscribed, false, 'read again once the snapshot is older than 500 ms');
   });
 
   it('delivers as before once the wallet subscribes again', async () => {

@@ -9,7 +9,7 @@ import { MissingVariableError, TemplateRenderError } from '../templates/compile-
 import { composeMessage, CONTACT, contactFor } from './compose-message.js';
 import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNames, releaseClaims, renewLeases, withTemplates, type DueNotification } from './delivery-store.js';
 import { loadContactsFor } from './load-contacts.js';
-import { loadSubscriptionsFor, subscriptionRefusal, type SubscriptionState } from './load-subscriptions.js';
+import { subscriptionReader, subscriptionRefusal, type SubscriptionState } from './load-subscriptions.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { optedOut, settle, type Settlement } from './settle.js';
 
@@ -59,7 +59,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
   async function send(
     n: Awaited<ReturnType<typeof withTemplates<DueNotification>>>[number],
     contacts: Awaited<ReturnType<typeof loadContactsFor>>,
-    subscriptionOf: (protocolId: string, wallet: string) => SubscriptionState | undefined,
+    subscriptionOf: (row: DueNotification) => Promise<SubscriptionState | undefined>,
     names: Map<string, string>,
     captured: CapturedMessage[],
   ) {
@@ -67,7 +67,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     const walletContacts = contacts.get(n.wallet);
     const to = contactFor(channel, walletContacts);
     const provider = deps.channels.providerFor(channel, n.environment);
-    const subscription = subscriptionOf(n.protocol_id, n.wallet);
+    const subscription = await subscriptionOf(n);
     // An opt-out or a narrowed subscription committed while the message waited (a retry, a long queue).
     const refusal = subscriptionRefusal(subscription, channel, n.fallback_channel !== null);
     if (refusal?.status === 'opted_out') return optedOut(n, refusal.reason);
@@ -210,12 +210,12 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     unstarted: DueNotification[] | null,
     onSettled?: (settlement: Settlement) => void,
   ): Promise<Settlement[]> {
-    const [withTemplate, contacts, subscriptionOf, names] = await Promise.all([
+    const [withTemplate, contacts, names] = await Promise.all([
       withTemplates(db, rows),
       loadContactsFor(db, deps.secrets, [...new Set(rows.map((n) => n.wallet))]),
-      loadSubscriptionsFor(db, rows),
       protocolNames(db, [...new Set(rows.map((n) => n.protocol_id))]),
     ]);
+    const subscriptionOf = subscriptionReader(db, rows);
     const settled: Settlement[] = [];
     const byChannel = new Map<Channel, typeof withTemplate>();
     for (const n of withTemplate) {
