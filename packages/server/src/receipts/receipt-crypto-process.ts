@@ -79,10 +79,21 @@ async function handle(request: CryptoRequest): Promise<unknown> {
   return { root: tree.root, paths: request.args.map((_, i) => tree.path(i)) };
 }
 
+/**
+ * Answers the gateway; a gateway gone meanwhile (killed while a proof ran) ends this process
+ * quietly, where writing to its closed channel threw EPIPE as an uncaught error.
+ */
+function answer(message: object): void {
+  if (!process.connected) process.exit(0);
+  process.send!(message, undefined, {}, (error) => {
+    if (error) process.exit(0);
+  });
+}
+
 process.on('message', (message: { id: number } & CryptoRequest) => {
   handle(message).then(
-    (result) => process.send!({ id: message.id, result }),
-    (error: Error) => process.send!({ id: message.id, error: error?.message ?? String(error) }),
+    (result) => answer({ id: message.id, result }),
+    (error: Error) => answer({ id: message.id, error: error?.message ?? String(error) }),
   );
 });
 // The gateway went away (even without closing us): nothing is left to answer.
