@@ -210,11 +210,10 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     unstarted: DueNotification[] | null,
     onSettled?: (settlement: Settlement) => void,
   ): Promise<Settlement[]> {
-    const [withTemplate, contacts, names] = await Promise.all([
-      withTemplates(db, rows),
-      loadContactsFor(db, deps.secrets, [...new Set(rows.map((n) => n.wallet))]),
-      protocolNames(db, [...new Set(rows.map((n) => n.protocol_id))]),
-    ]);
+    // One after another: `db` may be the claim's transaction, one connection that runs one query at a time.
+    const withTemplate = await withTemplates(db, rows);
+    const contacts = await loadContactsFor(db, deps.secrets, [...new Set(rows.map((n) => n.wallet))]);
+    const names = await protocolNames(db, [...new Set(rows.map((n) => n.protocol_id))]);
     const subscriptionOf = subscriptionReader(db, rows);
     const settled: Settlement[] = [];
     const byChannel = new Map<Channel, typeof withTemplate>();
