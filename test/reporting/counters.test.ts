@@ -89,7 +89,11 @@ describe('report counters stay equal to a recount of the rows', () => {
       return pending === 0;
     });
     const done = await api('GET', `/v1/broadcasts/${broadcast.body.broadcast_id}`);
-    assert.deepEqual(done.body.counts, { queued: 0, sending: 0, delivered: 3, bounced: 0, failed: 0, opted_out: 0 });
+    // The broadcast's message to the wallet that opted out ends opted_out when the opt-out came first.
+    const { delivered, opted_out: optedOut, ...rest } = done.body.counts;
+    assert.deepEqual(rest, { queued: 0, sending: 0, bounced: 0, failed: 0 });
+    assert.equal(delivered + optedOut, 3);
+    assert.ok(optedOut <= 1);
     await assertCountersMatchRows(db, 'after delivery');
 
     const mail = (await api('GET', `/v1/sandbox/messages?channel=email&wallet=${wallets[1]}`)).body.data.find(
