@@ -340,11 +340,32 @@ describe('client options', () => {
     for (const baseUrl of ['nope', 'ftp://gw.example', 'localhost:3000', 'http://gw.example?x=1', 'http://gw.example/#top']) {
       assert.throws(() => new RequestCore({ baseUrl }), TypeError, baseUrl);
     }
-    for (const options of [{ timeoutMs: 0 }, { timeoutMs: -5 }, { timeoutMs: Number.NaN }, { timeoutMs: 3e9 }, { maxRetries: -1 }, { maxRetries: 1.5 }]) {
-      assert.throws(() => new RequestCore(options), RangeError, JSON.stringify(options));
+    const bad = [{ timeoutMs: 0 }, { timeoutMs: -5 }, { timeoutMs: Number.NaN }, { timeoutMs: 3e9 }, { timeoutMs: '100' }, { timeoutMs: Infinity }, { maxRetries: -1 }, { maxRetries: 1.5 }, { maxRetries: 1e9 }];
+    for (const options of bad) {
+      assert.throws(() => new RequestCore(options as never), RangeError, JSON.stringify(options));
     }
     assert.equal(new RequestCore({ baseUrl: 'https://gw.example/', maxRetries: 0, timeoutMs: 1 }).baseUrl, 'https://gw.example');
     assert.equal(new RequestCore({ baseUrl: '' }).baseUrl, 'http://localhost:3000', 'an empty string is the default');
+  });
+
+  it("holds a call's own timeoutMs and maxRetries to the same rules, sending nothing", async () => {
+    let sent = 0;
+    const client = new RequestCore({ baseUrl: 'http://gw.example', fetch: async () => (sent++, new Response('{}')) });
+    for (const options of [{ timeoutMs: Infinity }, { timeoutMs: 0 }, { timeoutMs: 'abc' }, { maxRetries: -1 }, { maxRetries: 1.5 }]) {
+      await assert.rejects(client.request({ method: 'GET', path: '/v1/usage' }, options as never), RangeError, JSON.stringify(options));
+    }
+    assert.equal(sent, 0);
+  });
+
+  it('refuses a . or .. id, which a URL parser would resolve to another route, sending nothing', async () => {
+    let sent = 0;
+    const client = new RequestCore({ baseUrl: 'http://gw.example', fetch: async () => (sent++, new Response('{}')) });
+    for (const id of ['.', '..', '%2E%2e', '.%2E']) {
+      await assert.rejects(client.request({ method: 'GET', path: `/v1/notifications/${id}` }), TypeError, id);
+    }
+    assert.equal(sent, 0);
+    await client.request({ method: 'GET', path: '/v1/notifications/a..b' });
+    assert.equal(sent, 1);
   });
 
   it('needs an admin token for the admin client', () => {

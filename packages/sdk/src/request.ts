@@ -128,6 +128,19 @@ function apiErrorFrom(response: Response, text: string, retryAfterMs: number | u
   });
 }
 
+/** RangeError for a timeout or a retry count no call could work with (a string, NaN, Infinity, 0 ms, -1, 1.5). */
+function checkTimeoutAndRetries(timeoutMs: unknown, maxRetries: unknown): void {
+  if (!(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
+    throw new RangeError(`timeoutMs must be 1 to ${MAX_TIMER_MS} milliseconds, got ${String(timeoutMs)}`);
+  }
+  if (!(Number.isInteger(maxRetries) && (maxRetries as number) >= 0 && (maxRetries as number) <= MAX_RETRIES)) {
+    throw new RangeError(`maxRetries must be a whole number from 0 to ${MAX_RETRIES}, got ${String(maxRetries)}`);
+  }
+}
+
+/** More retries than any backoff makes sense of (the CLI allows 10). */
+const MAX_RETRIES = 100;
+
 /** `baseUrl` when it is an http(s) URL; a TypeError otherwise. */
 function checkedBaseUrl(baseUrl: string): string {
   let url: URL | undefined;
@@ -167,8 +180,7 @@ export class RequestCore {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     // Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a longer one fires at once.
-    if (!(this.timeoutMs > 0 && this.timeoutMs <= MAX_TIMER_MS)) throw new RangeError(`timeoutMs must be 1 to ${MAX_TIMER_MS} milliseconds, got ${this.timeoutMs}`);
-    if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0) throw new RangeError(`maxRetries must be a whole number ≥ 0, got ${this.maxRetries}`);
+    checkTimeoutAndRetries(this.timeoutMs, this.maxRetries);
     this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.userAgent = options.userAgent ?? `herald-sdk-js/${SDK_VERSION}`;
     this.sleep = options.sleep ?? defaultSleep;
@@ -184,6 +196,8 @@ export class RequestCore {
   /** Sends one API call, retrying as the retry policy allows; resolves with the parsed JSON body. */
   async request<T>(call: ApiCall, options: RequestOptions = {}): Promise<T> {
     const maxRetries = options.maxRetries ?? this.maxRetries;
+    // A call's own options are held to the client's rules: Infinity or 0 would time out at once.
+    checkTimeoutAndRetries(options.timeoutMs ?? this.timeoutMs, maxRetries);
     const url = this.urlFor(call);
     const init: RequestInit = {
       method: call.method,
@@ -212,6 +226,9 @@ export class RequestCore {
   }
 
   private urlFor(call: ApiCall): string {
+    // A URL parser resolves `.` and `..` segments (encoded or not): `get('..')` would reach another route.
+    const dotSegment = call.path.split('/').find((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
+    if (dotSegment !== undefined) throw new TypeError(`"${decodeURIComponent(dotSegment)}" is not an id`);
     const params = new URLSearchParams();
     for (const [name, value] of Object.entries(call.query ?? {})) {
       if (value !== undefined) params.set(name, String(value));
