@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
 import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
 import { ApiError } from '../http/errors.js';
+import { refuseBodyField } from '../http/refuse-body-field.js';
 import { errorResponses } from '../http/schemas.js';
 import type { NotificationStatus } from '../notifications/notification-store.js';
 import { CategorySchema } from '../notifications/schemas.js';
@@ -65,9 +66,8 @@ export function broadcastRoutes(app: FastifyInstance, deps: Deps): void {
         async (request) => {
           // Unknown fields are ignored everywhere, but a recipient given here would be ignored by a
           // call that messages every subscriber: that mistake is refused before anything is sent.
-          const recipient = TARGET_FIELDS.find((field) => Object.hasOwn(Object(request.body), field));
-          if (recipient) {
-            throw new ApiError('VALIDATION_ERROR', `${recipient}: a broadcast goes to every active subscriber and takes no recipient; send to one wallet with POST /v1/notify`);
+          for (const field of TARGET_FIELDS) {
+            refuseBodyField(request.body, field, 'a broadcast goes to every active subscriber and takes no recipient; send to one wallet with POST /v1/notify');
           }
         },
         refuseBodyKey('POST /v1/broadcast'),

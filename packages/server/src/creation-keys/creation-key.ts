@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Database, Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
+import { bodyFieldRefused } from '../http/refuse-body-field.js';
 import { canonical, comparablePayload } from '../notifications/payload-hash.js';
 import { claimCreationKey, findCreationKey, rememberAnswer, type CreationKey, type CreationKeyRow } from './creation-key-store.js';
 
@@ -31,11 +32,8 @@ export const IdempotencyKeyHeaders = Type.Object({
  * where sends take theirs, would be too, and every retry would create again. It is refused before
  * the body's own checks, as the mistake that matters most.
  */
-export const refuseBodyKey = (call: string) => async (request: FastifyRequest) => {
-  if (Object.hasOwn(Object(request.body), 'idempotencyKey')) {
-    throw new ApiError('VALIDATION_ERROR', `idempotencyKey: ${call} takes its key in the Idempotency-Key header; a key in the body would be ignored`);
-  }
-};
+export const refuseBodyKey = (call: string) =>
+  bodyFieldRefused('idempotencyKey', `${call} takes its key in the Idempotency-Key header; a key in the body would be ignored`);
 
 /**
  * The key of a creation request, or undefined without the header. "The same payload" is the

@@ -1,10 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { keyHolderOf } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
-import { ApiError, methodNotAllowed } from '../http/errors.js';
+import { methodNotAllowed } from '../http/errors.js';
+import { bodyFieldRefused } from '../http/refuse-body-field.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
 import { cancelSchedule } from './cancel-schedule.js';
 import { createCronSchedule, createOneTimeSchedule } from './create-schedule.js';
@@ -15,14 +16,6 @@ const tags = ['schedules'];
 const ONE_TIME_FIELDS = Object.keys(OneTimeScheduleBody.properties);
 const CRON_FIELDS = Object.keys(CronScheduleBody.properties);
 
-/**
- * Unknown fields are ignored, but the other route's defining field would be too: a cron
- * expression posted to the one-time route would make a schedule that sends once and stops.
- */
-const refuseOtherKind = (field: string, why: string) => async (request: FastifyRequest) => {
-  if (Object.hasOwn(Object(request.body), field)) throw new ApiError('VALIDATION_ERROR', `${field}: ${why}`);
-};
-
 /** POST /v1/schedule, POST /v1/schedule/cron, GET /v1/schedule, GET and DELETE /v1/schedule/:id. */
 export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -32,7 +25,8 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
     {
       preValidation: [
         refuseBodyKey('POST /v1/schedule'),
-        refuseOtherKind('cronExpr', 'a recurring schedule is created with POST /v1/schedule/cron; this route sends once, at scheduledFor'),
+        // Ignored, the other route's defining field would make a schedule of the wrong kind.
+        bodyFieldRefused('cronExpr', 'a recurring schedule is created with POST /v1/schedule/cron; this route sends once, at scheduledFor'),
       ],
       schema: {
         tags,
@@ -56,7 +50,7 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
     {
       preValidation: [
         refuseBodyKey('POST /v1/schedule/cron'),
-        refuseOtherKind('scheduledFor', 'a one-time schedule is created with POST /v1/schedule; this route sends at every occurrence of cronExpr'),
+        bodyFieldRefused('scheduledFor', 'a one-time schedule is created with POST /v1/schedule; this route sends at every occurrence of cronExpr'),
       ],
       schema: {
         tags,
