@@ -177,8 +177,19 @@ export function findTemplateProblem(field: TemplateField, source: string): strin
  * preview finds such a path by rendering when it is printed outside its blocks too.
  */
 export function placeholderPaths(sources: TemplateSources): string[] {
+  return previewPaths(sources).placeholders;
+}
+
+/**
+ * In one pass over the sources: the placeholders a preview fills (placeholderPaths) and the
+ * variables of mustache-style sections, which a send refuses when missing (sections keep
+ * Handlebars' strict rule), so a preview must never make one up: a placeholder would render the
+ * section as given.
+ */
+export function previewPaths(sources: TemplateSources): { placeholders: string[]; sections: Set<string> } {
   const paths = new Set<string>();
   const conditions = new Set<string>();
+  const sections = new Set<string>();
   for (const source of [sources.subjectTemplate, sources.htmlSource, sources.textSource]) {
     const ast = hb.parse(source);
     const blockParams = new Set<unknown>();
@@ -188,7 +199,11 @@ export function placeholderPaths(sources: TemplateSources): string[] {
     for (const node of walk(ast)) {
       if (node.type === 'BlockStatement') for (const param of node.params as unknown[]) blockParams.add(param);
       // A section's variable is its condition and context, as a block helper's parameter is.
-      if (sectionPath(node) !== undefined) blockParams.add(node.path);
+      const section = sectionPath(node);
+      if (section !== undefined) {
+        blockParams.add(node.path);
+        sections.add(section);
+      }
       const [object, key] = (node.params as AstNode[] | undefined) ?? [];
       if (pathName(node.path) !== 'lookup' || object?.type !== 'PathExpression') continue;
       if (node.type === 'SubExpression') blockParams.add(object);
@@ -206,7 +221,8 @@ export function placeholderPaths(sources: TemplateSources): string[] {
   }
   // A field of a condition's value (`{{#if user}}{{user.name}}`) would make the condition true.
   const fieldsOfConditions = [...conditions].map((condition) => `${condition}.`);
-  return [...paths].filter((path) => !conditions.has(path) && !fieldsOfConditions.some((prefix) => path.startsWith(prefix)));
+  const placeholders = [...paths].filter((path) => !conditions.has(path) && !fieldsOfConditions.some((prefix) => path.startsWith(prefix)));
+  return { placeholders, sections };
 }
 
 /**
@@ -219,22 +235,6 @@ function sectionPath(node: AstNode): string | undefined {
   if (path.type !== 'PathExpression' || path.data || (path.depth as number) > 0) return undefined;
   const name = (path.parts as string[]).join('.');
   return name && !BUILT_IN_HELPERS.has(name) ? name : undefined;
-}
-
-/**
- * The variables of the sources' mustache-style sections. A send refuses a missing one (sections
- * keep Handlebars' strict rule), so a preview must never make one up: a placeholder would render
- * the section as given.
- */
-export function sectionPaths(sources: TemplateSources): Set<string> {
-  const sections = new Set<string>();
-  for (const source of [sources.subjectTemplate, sources.htmlSource, sources.textSource]) {
-    for (const node of walk(hb.parse(source))) {
-      const path = sectionPath(node);
-      if (path !== undefined) sections.add(path);
-    }
-  }
-  return sections;
 }
 
 interface CompiledSource {

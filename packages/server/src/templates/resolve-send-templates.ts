@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
-import { compileTemplate, MissingVariableError, placeholderPaths, sectionPaths, SHOWN_AS, TemplateRenderError } from './compile-template.js';
+import { compileTemplate, MissingVariableError, previewPaths, SHOWN_AS, TemplateRenderError } from './compile-template.js';
 import { requireTemplateTier } from './manage-templates.js';
 import type { TemplateVersion } from './render-templated-notification.js';
 import { currentVersionsWithSources } from './template-store.js';
@@ -79,9 +79,9 @@ export function previewVariables(template: TemplateVersion, given: Record<string
   // Every placeholder the sources name, filled at once: a template of thousands of placeholders
   // costs one render, not one per placeholder. What is left (a placeholder inside {{#each}} over
   // given items, say) is found by rendering, a few times at most.
-  for (const path of placeholderPaths(template)) fill(variables, path);
+  const { placeholders, sections } = previewPaths(template);
+  for (const path of placeholders) fill(variables, path);
   const compiled = compileTemplate(template, `${template.templateId}@${template.version}`);
-  const sections = sectionPaths(template);
   const filled = new Set<string>();
   for (;;) {
     try {
@@ -98,7 +98,7 @@ export function previewVariables(template: TemplateVersion, given: Record<string
   }
 }
 
-/** Renders a preview may take to find placeholders placeholderPaths could not fill. */
+/** Renders a preview may take to find placeholders previewPaths could not fill. */
 const MAX_RENDERS = 20;
 
 /**
