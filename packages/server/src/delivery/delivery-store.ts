@@ -111,13 +111,12 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
     ],
   );
   const written = new Set(updated.map((r) => r.id));
-  const attempts = settled.flatMap((s) => (s.attempt ? [s.attempt] : []));
-  const attemptIds = settled.flatMap((s) => (s.attempt ? [s.id] : []));
+  const attempts = settled.flatMap((s) => (s.attempt ? [{ id: s.id, ...s.attempt }] : []));
   if (attempts.length) await db.query(
     `INSERT INTO delivery_attempts (notification_id, attempt, channel, provider, outcome, provider_response, error, duration_ms, created_at)
      SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::timestamptz[])`,
     [
-      attemptIds,
+      attempts.map((a) => a.id),
       attempts.map((a) => a.attempt),
       attempts.map((a) => a.channel),
       attempts.map((a) => a.provider),

@@ -55,13 +55,7 @@ export function settle(
   const outcome = storableOutcome(answer);
   const channel = n.fallback_channel ?? n.channel;
   const base = {
-    id: n.id,
-    token: n.attempts,
-    claimedFallback: n.fallback_channel,
-    attempts: n.attempts,
-    fallbackChannel: n.fallback_channel,
-    nextAttemptAt: null,
-    deliveredAt: null,
+    ...claimOf(n),
     attempt: {
       attempt: n.attempts,
       channel,
@@ -120,18 +114,19 @@ export function settle(
  * `opted_out`.
  */
 export function optedOut(n: ClaimedNotification, reason: string): Settlement {
+  return { ...claimOf(n), status: 'opted_out', attempts: n.attempts - 1, lastError: reason, attempt: null, event: null };
+}
+
+/** What every settlement of claim `n` starts from: its fence, its counters, no next attempt, not delivered. */
+function claimOf(n: ClaimedNotification) {
   return {
     id: n.id,
     token: n.attempts,
     claimedFallback: n.fallback_channel,
-    status: 'opted_out',
-    attempts: n.attempts - 1,
+    attempts: n.attempts,
     fallbackChannel: n.fallback_channel,
     nextAttemptAt: null,
     deliveredAt: null,
-    lastError: reason,
-    attempt: null,
-    event: null,
   };
 }
 
