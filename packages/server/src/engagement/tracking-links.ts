@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { SecretBox } from '../crypto/secret-box.js';
+import { isHttpUrl } from '../rendering/markdown.js';
 
 export type LinkKind = 'open' | 'click' | 'unsubscribe';
 
@@ -15,10 +16,9 @@ export interface LinkClaim {
  * as its author typed it, so it may hold characters a Location header cannot carry.
  */
 export function redirectTarget(url: string | undefined): string | undefined {
-  if (!url || !/^https?:\/\//i.test(url)) return undefined;
+  if (!url || !isHttpUrl(url)) return undefined;
   try {
-    const target = new URL(url);
-    return target.protocol === 'http:' || target.protocol === 'https:' ? target.href : undefined;
+    return new URL(url).href;
   } catch {
     return undefined;
   }

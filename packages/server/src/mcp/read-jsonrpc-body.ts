@@ -22,16 +22,15 @@ export function jsonRpcError(code: number, message: string, id: string | number 
  * has already lost digits in parsing: answering with it would name another request.
  */
 export function idOf(message: unknown): string | number | null {
-  const id = (message as { id?: unknown } | null)?.id;
-  if (typeof id === 'number') return hasExactId(message) ? id : null;
-  return typeof id === 'string' ? id : null;
+  const id = idField(message);
+  return typeof id === 'string' || (typeof id === 'number' && isExact(id)) ? id : null;
 }
 
+const idField = (message: unknown) => (message as { id?: unknown } | null)?.id;
+
 /** False for a numeric id too large to have been read exactly. */
-const hasExactId = (message: unknown) => {
-  const id = (message as { id?: unknown } | null)?.id;
-  return typeof id !== 'number' || !Number.isInteger(id) || Number.isSafeInteger(id);
-};
+const isExact = (id: unknown) => typeof id !== 'number' || !Number.isInteger(id) || Number.isSafeInteger(id);
+const hasExactId = (message: unknown) => isExact(idField(message));
 
 /** The most messages a batch may hold: each is served, and charged against the client's limit, on its own. */
 export const MAX_BATCH = 100;

@@ -27,6 +27,7 @@ const CORS_HEADERS = {
   'access-control-expose-headers': 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After',
 };
 const PREFLIGHT_MAX_AGE_S = 86_400;
+const ALLOWED_METHODS = 'POST, OPTIONS';
 
 /**
  * The request as the SDK's web-standard transport reads it: the client's headers, with an Accept
@@ -199,7 +200,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       reply
         .code(204)
         .headers({
-          allow: 'POST, OPTIONS',
+          allow: ALLOWED_METHODS,
           'access-control-allow-methods': 'POST',
           'access-control-allow-headers': request.headers['access-control-request-headers'] ?? 'content-type',
           'access-control-max-age': String(PREFLIGHT_MAX_AGE_S),
@@ -212,7 +213,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       url: '/mcp',
       config: { access: 'public' },
       schema: { hide: true },
-      handler: async (_request, reply) => reply.code(405).header('Allow', 'POST, OPTIONS').send(METHOD_NOT_ALLOWED),
+      handler: async (_request, reply) => reply.code(405).header('Allow', ALLOWED_METHODS).send(METHOD_NOT_ALLOWED),
     });
   });
 }
