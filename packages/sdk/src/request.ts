@@ -196,8 +196,9 @@ export class RequestCore {
   /** Sends one API call, retrying as the retry policy allows; resolves with the parsed JSON body. */
   async request<T>(call: ApiCall, options: RequestOptions = {}): Promise<T> {
     const maxRetries = options.maxRetries ?? this.maxRetries;
-    // A call's own options are held to the client's rules: Infinity or 0 would time out at once.
-    checkTimeoutAndRetries(options.timeoutMs ?? this.timeoutMs, maxRetries);
+    // A call's own options are held to the client's rules (Infinity or 0 would time out at once);
+    // the client's were checked when it was made.
+    if (options.timeoutMs !== undefined || options.maxRetries !== undefined) checkTimeoutAndRetries(options.timeoutMs ?? this.timeoutMs, maxRetries);
     const url = this.urlFor(call);
     const init: RequestInit = {
       method: call.method,
