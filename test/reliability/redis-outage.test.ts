@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ensureBuilt, killStrays } from '../foundation/server-process.js';
 import { ADMIN_TOKEN, ENCRYPTION_KEY, atNextSecond, call, createProtocol, freshSchema, onPostgres, sleep, waitFor, type TestProtocol } from '../support/gateway.js';
-import { Cluster, logEntries } from './support/cluster.js';
+import { Cluster, logEntries, waitForLog } from './support/cluster.js';
 import { TEST_TIMEOUT_MS } from './support/mode.js';
 import { hasRedisServer, startRedisServer, type RedisServer } from './support/redis-server.js';
 
@@ -85,6 +85,8 @@ describe('Redis outage under the rate limiter', { skip: !hasRedisServer() && 'ne
     assert.ok(statuses(down.results).every((s) => s === 200 || s === 429), `Redis dead: answered, never a 5xx: ${statuses(down.results)}`);
     assert.ok(down.byApi.every((n) => n >= 1 && n <= LIMIT), `Redis dead: each process applies the limit on its own: ${down.byApi}`);
     assert.ok(down.maxMs < 1000, `Redis dead: no request waits for Redis (${down.maxMs} ms)`);
+    // The log line travels through a pipe and may arrive after the answers that followed it.
+    await Promise.all(cluster.apis.map((n) => waitForLog(n.current, FALLBACK, 10_000)));
     assert.deepEqual(logged(FALLBACK), urls.map(() => 1), 'each process logged the fallback once');
     const warning = logEntries(cluster.apis[0].current).find((e) => e.msg === FALLBACK)!;
     assert.equal(warning.level, 40, 'the fallback is a warning');
