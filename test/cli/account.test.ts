@@ -103,7 +103,7 @@ describe('herald protocol info, usage, requests and exit codes', () => {
   });
 
   it('exits 2 on bad usage: unknown command or option, bad values, no command', async () => {
-    for (const args of [['bogus'], ['usage', '--bogus'], ['requests', '--limit', '101'], ['requests', '--status', 'abc'], ['--base-url', 'ftp://x', 'usage'], []]) {
+    for (const args of [['bogus'], ['usage', '--bogus'], ['requests', '--limit', '101'], ['requests', '--status', 'abc'], ['--base-url', 'ftp://x', 'usage'], ['--base-url', 'http://localhost:3000/#', 'usage'], ['--base-url', 'http://localhost:3000?', 'usage'], []]) {
       const res = await herald(args);
       assert.equal(res.code, 2, `${args.join(' ')}: ${res.stderr}`);
       assert.ok(res.stderr.length > 0);

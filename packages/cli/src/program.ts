@@ -25,8 +25,9 @@ function parseBaseUrl(value: string): string {
     throw new InvalidArgumentError('must be a URL such as http://localhost:3000');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('must be an http:// or https:// URL');
-  // Paths are appended to it, as the SDK does: a query or fragment would swallow them.
-  if (url.search || url.hash) throw new InvalidArgumentError('must not have a query or fragment');
+  // Paths are appended to it, as the SDK does: a query or fragment would swallow them, even an
+  // empty one (a bare `?` or `#`, which the parsed URL does not show).
+  if (/[?#]/.test(value)) throw new InvalidArgumentError('must not have a query or fragment');
   return value.replace(/\/+$/, '');
 }
 

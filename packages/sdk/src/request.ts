@@ -150,8 +150,9 @@ function checkedBaseUrl(baseUrl: string): string {
     // reported below
   }
   if (url?.protocol !== 'http:' && url?.protocol !== 'https:') throw new TypeError(`baseUrl must be an http:// or https:// URL, got "${baseUrl}"`);
-  // Paths are appended to it: a query or fragment would swallow them.
-  if (url.search || url.hash) throw new TypeError(`baseUrl must not have a query or fragment, got "${baseUrl}"`);
+  // Paths are appended to it: a query or fragment would swallow them, even an empty one (a bare
+  // `?` or `#`, which the parsed URL does not show).
+  if (/[?#]/.test(baseUrl)) throw new TypeError(`baseUrl must not have a query or fragment, got "${baseUrl}"`);
   return baseUrl;
 }
 
