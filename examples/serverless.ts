@@ -16,8 +16,11 @@
  * Deploy: export `default` (Workers: `{ fetch }`), or wrap `handler` in your platform's adapter.
  * Settings: HERALD_API_KEY, HERALD_BASE_URL (from the platform's env bindings or process.env).
  * Try it locally: HERALD_API_KEY=… HERALD_BASE_URL=… HERALD_WALLET=<address> node --import tsx examples/serverless.ts
- * invokes the handler once with a sample request, prints the response and exits 0 on a 202.
+ * invokes the handler once with a sample request, prints the response and exits 0 on a 202. The
+ * sample request's `Idempotency-Key` is new on every run; set IDEMPOTENCY_KEY to the same value for
+ * two runs to see the second answered `duplicate` with the first one's notification id.
  */
+import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Herald, HeraldApiError, HeraldNetworkError, type Category } from '@herald/sdk';
@@ -106,7 +109,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<number
   }
   const request = new Request('http://localhost/notify', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': env.IDEMPOTENCY_KEY ?? 'serverless-demo-1' },
+    headers: { 'content-type': 'application/json', 'idempotency-key': env.IDEMPOTENCY_KEY ?? `serverless-demo-${randomUUID()}` },
     body: JSON.stringify({ wallet: env.HERALD_WALLET, subject: 'Your withdrawal is complete', body: 'The funds are in your wallet.', category: 'defi' }),
   });
   const response = await handler(request, env);

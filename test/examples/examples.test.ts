@@ -149,6 +149,16 @@ describe('examples/ against a live gateway', () => {
     const invoked = run.json();
     assert.equal(invoked.status, 202);
     await delivered(acme.apiKey, invoked.body.notificationId);
+    // Each run's sample request has a key of its own, so another wallet is no conflict; the same
+    // IDEMPOTENCY_KEY twice is answered as a duplicate of the first.
+    const other = await registeredWallet(gw.url, EMAIL_AND_TELEGRAM);
+    const keyed = { HERALD_WALLET: other, IDEMPOTENCY_KEY: `serverless-${Date.now()}` };
+    const first = await runExample('serverless', envFor(acme, keyed));
+    assert.equal(first.code, 0, first.stderr);
+    const again = await runExample('serverless', envFor(acme, keyed));
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.json().body.status, 'duplicate');
+    assert.equal(again.json().body.notificationId, first.json().body.notificationId);
   });
 
   it('webhook: verifies real signed events from the gateway, answers 401 to forged ones, handles each event once', async () => {
