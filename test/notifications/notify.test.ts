@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { ADMIN_TOKEN, atNextSecond, call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { legacyPayloadHash } from '../../packages/server/src/notifications/payload-hash.js';
 import { importIdentity, makeWallet, registeredWallet } from '../support/wallets.js';
 
@@ -294,6 +294,56 @@ describe('POST /v1/notify', () => {
       const fresh = await send({ ...body, idempotencyKey: 'order-erased-2' });
       assert.equal(fresh.status, 404);
       assert.equal(fresh.body.code, 'WALLET_NOT_REGISTERED');
+    });
+
+    it('answers a retry as the original send after its template changed, was deleted or its tier went down', async () => {
+      const p = await gw.createProtocol({ tier: 2 });
+      const created = await call(gw.url, p.apiKey, 'POST', '/v1/templates/email', {
+        name: 'Order',
+        category: 'defi',
+        subjectTemplate: 'Order {{a}}',
+        htmlSource: '<p>{{a}}</p>',
+        textSource: '{{a}}',
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const templateId = created.body.templateId;
+      const body = { ...valid(), templateId, templateVariables: { a: '1' }, idempotencyKey: 'order-templated' };
+      const first = await send(body, p.apiKey);
+      assert.equal(first.body.status, 'queued', JSON.stringify(first.body));
+      const duplicate = { notificationId: first.body.notificationId, status: 'duplicate', recipientRegistered: true, estimatedDeliveryMs: null, deliveryChannel: null, environment: 'production' };
+      const bulkBody = { notifications: [{ ...body, idempotencyKey: 'bulk-templated-1' }, { ...body, idempotencyKey: 'bulk-templated-2' }] };
+      const bulk = await call(gw.url, p.apiKey, 'POST', '/v1/notify/bulk', bulkBody);
+      assert.equal(bulk.status, 202, JSON.stringify(bulk.body));
+      const bulkIds = bulk.body.results.map((r: any) => r.notificationId);
+
+      const changed = await call(gw.url, p.apiKey, 'PUT', `/v1/templates/email/${templateId}`, { textSource: '{{a}} {{c}}' });
+      assert.equal(changed.status, 200, JSON.stringify(changed.body));
+      const afterChange = await send(body, p.apiKey);
+      assert.deepEqual([afterChange.status, afterChange.body], [202, duplicate]);
+      // A new key, or the same key with another payload, is judged as a new send.
+      assert.equal((await send({ ...body, idempotencyKey: 'order-templated-2' }, p.apiKey)).status, 400);
+      assert.equal((await send({ ...body, templateVariables: { a: '2' } }, p.apiKey)).status, 400);
+      const bulkAgain = await call(gw.url, p.apiKey, 'POST', '/v1/notify/bulk', bulkBody);
+      assert.equal(bulkAgain.status, 202, JSON.stringify(bulkAgain.body));
+      assert.deepEqual(bulkAgain.body.results.map((r: any) => [r.notificationId, r.status]), bulkIds.map((id: string) => [id, 'duplicate']));
+      // One new item among the retried ones: the request is refused as a whole, naming it.
+      const mixed = await call(gw.url, p.apiKey, 'POST', '/v1/notify/bulk', { notifications: [...bulkBody.notifications, { ...body, idempotencyKey: 'bulk-templated-3' }] });
+      assert.equal(mixed.status, 400);
+      assert.match(mixed.body.message, /^notifications\[0\]\.templateVariables has no value for "c"/);
+
+      assert.equal((await call(gw.url, p.apiKey, 'DELETE', `/v1/templates/email/${templateId}`)).status, 204);
+      const afterDelete = await send(body, p.apiKey);
+      assert.deepEqual([afterDelete.status, afterDelete.body], [202, duplicate]);
+      assert.equal((await send({ ...body, idempotencyKey: 'order-templated-3' }, p.apiKey)).body.code, 'TEMPLATE_NOT_FOUND');
+
+      const downgraded = await call(gw.url, ADMIN_TOKEN, 'PATCH', `/v1/admin/protocols/${p.id}`, { tier: 0 });
+      assert.equal(downgraded.status, 200, JSON.stringify(downgraded.body));
+      await atNextSecond(); // the Developer tier allows 2 requests a second
+      const afterDowngrade = await send(body, p.apiKey);
+      assert.deepEqual([afterDowngrade.status, afterDowngrade.body], [202, duplicate]);
+      assert.equal((await send({ ...body, idempotencyKey: 'order-templated-4' }, p.apiKey)).body.code, 'TIER_REQUIRED');
+      const rows = await gw.herald.deps.db.query('SELECT count(*)::int AS n FROM notifications WHERE protocol_id = $1', [p.id]);
+      assert.equal(rows[0].n, 3, 'the retries wrote nothing');
     });
 
     it('lets exactly one of 50 concurrent identical requests queue', async () => {

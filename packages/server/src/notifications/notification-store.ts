@@ -413,6 +413,12 @@ export async function findByIdempotencyKeys(
   return new Map(rows.map((r) => [r.idempotency_key, r]));
 }
 
+/** The wallets among `wallets` that have an identity. */
+export async function registeredWallets(db: Queryable, wallets: string[]): Promise<Set<string>> {
+  const rows = await db.query<{ wallet: string }>('SELECT wallet FROM identities WHERE wallet = ANY($1::text[])', [[...new Set(wallets)]]);
+  return new Set(rows.map((row) => row.wallet));
+}
+
 export interface NotificationRow {
   id: string;
   protocol_id: string;

@@ -14,6 +14,7 @@ import {
   billable,
   findByIdempotencyKeys,
   insertNotifications,
+  registeredWallets,
   sendBatchFor,
   type Decision,
   type DraftNotification,
@@ -174,13 +175,47 @@ async function submitKeyed(
 }
 
 /**
+ * The answers to a retry of a request accepted before, when checks made now refuse it (its
+ * template was changed or deleted since, or the protocol's tier went down): every item carries a
+ * key that already holds a notification sent with the same payload. Those sends happened, and the
+ * client needs to know it, so each item answers `duplicate` with the original id, as it would
+ * have before the change. Undefined when any item is new or differs, and the refusal stands.
+ */
+async function replayOfAccepted(deps: Deps, sender: Sender, items: NotifyInput[]): Promise<Submission[] | undefined> {
+  if (!items.every((item) => item.idempotencyKey !== undefined)) return undefined;
+  const keys = items.map((item) => item.idempotencyKey!);
+  const originals = await findByIdempotencyKeys(deps.db, sender.protocol.id, sender.environment, keys);
+  const held = items.map((item) => {
+    const original = originals.get(item.idempotencyKey!);
+    return original && samePayload(original.payload_hash, item, payloadHash(item)) ? original : undefined;
+  });
+  if (held.some((original) => original === undefined)) return undefined;
+  const registered = await registeredWallets(deps.db, items.map((item) => item.wallet));
+  return items.map((item, i) => ({
+    notificationId: held[i]!.id,
+    status: 'duplicate',
+    recipientRegistered: registered.has(item.wallet),
+    estimatedDeliveryMs: null,
+    deliveryChannel: null,
+  }));
+}
+
+/**
  * Accepts notifications: picks each one's channel (DESIGN §6, decideChannels), writes the rows,
  * their quota reservation and their job state in one transaction, and answers one result per item
  * in input order. Idempotency: a key already used with the same payload answers `duplicate` with the
  * original id; with a different payload the request fails with 409.
  */
 export async function submitNotifications(deps: Deps, sender: Sender, items: NotifyInput[], options: SubmitOptions): Promise<Submission[]> {
-  const versions = await checkItems(deps, sender, items, options.mode);
+  let versions: Map<string, number>;
+  try {
+    versions = await checkItems(deps, sender, items, options.mode);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    const replay = await replayOfAccepted(deps, sender, items);
+    if (!replay) throw error;
+    return replay;
+  }
   const now = deps.now();
   const drafts = draftsFor(sender, items, versions, options, now);
   let results: Submission[];
