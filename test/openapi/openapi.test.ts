@@ -77,6 +77,7 @@ describe('GET /openapi.json', () => {
   });
 
   it('documents the Idempotency-Key header and Idempotent-Replayed on the calls that create a broadcast or a schedule', () => {
+    assert.ok(doc.paths['/v1/identities'].post.responses['409'], 'a registration racing a verification');
     for (const path of ['/v1/broadcast', '/v1/schedule', '/v1/schedule/cron']) {
       const op = doc.paths[path].post;
       const header = op.parameters.find((p: any) => p.in === 'header' && p.name === 'idempotency-key');
@@ -89,18 +90,20 @@ describe('GET /openapi.json', () => {
     assert.equal(doc.paths['/v1/notify'].post.responses['202'].headers['Idempotent-Replayed'], undefined, 'sends answer duplicate instead');
   });
 
-  it('lists the answers every route of a kind gives: 429 everywhere, 413 and 415 where a body is read, 400 for path parameters', () => {
+  it('lists the answers every route of a kind gives: 429, 500 and 503 everywhere, 408, 413 and 415 where a body is read, 400 for path parameters', () => {
     for (const { path, method, op } of operations()) {
       if (path === '/mcp') continue;
       const where = `${method.toUpperCase()} ${path}`;
       const statuses = Object.keys(op.responses);
-      assert.ok(statuses.includes('429'), `${where}: 429`);
-      if (method !== 'get') for (const status of ['413', '415']) assert.ok(statuses.includes(status), `${where}: ${status}`);
+      for (const status of ['429', '500', '503']) assert.ok(statuses.includes(status), `${where}: ${status}`);
+      if (method !== 'get') for (const status of ['408', '413', '415']) assert.ok(statuses.includes(status), `${where}: ${status}`);
       if (path.includes('{')) assert.ok(statuses.includes('400'), `${where}: 400`);
-      for (const status of statuses.filter((s) => s.startsWith('4'))) {
+      // /health answers 503 with its own report of what is down.
+      for (const status of statuses.filter((s) => s.startsWith('4') || (s.startsWith('5') && path !== '/health'))) {
         assert.equal(op.responses[status].content['application/json'].schema.$ref, '#/components/schemas/Error', `${where} ${status}`);
       }
     }
+    assert.ok(doc.paths['/v1/identities'].post.responses['409'], 'a registration racing a verification');
     for (const path of ['/v1/broadcast', '/v1/schedule', '/v1/schedule/cron']) {
       assert.ok(doc.paths[path].post.responses['409'], `${path}: a reused Idempotency-Key`);
       const header = doc.paths[path].post.parameters.find((p: any) => p.name === 'idempotency-key');

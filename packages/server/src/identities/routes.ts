@@ -48,7 +48,7 @@ export function identityRoutes(app: FastifyInstance, deps: Deps): void {
         summary: 'Register a wallet or update its contacts, signed with the wallet key',
         security: [],
         body: S.RegisterBody,
-        response: { 201: S.RegisterResponse, ...errorResponses(400, 401, 429, 503) },
+        response: { 201: S.RegisterResponse, ...errorResponses(400, 401, 409, 429, 503) },
       },
     },
     async (request, reply) => reply.code(201).send(await registerIdentity(deps, request.body)),

@@ -89,8 +89,8 @@ const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 
 /**
  * Error answers the guard and the body parser give on every route of a kind, whatever the route
- * itself declares: 429 everywhere (per key, or per client IP without one), 413 and 415 wherever a
- * body is read, 400 for a malformed path parameter, 409 for an Idempotency-Key reused with another
+ * itself declares: 429, 500 and 503 everywhere (429 per key, or per client IP without one), 408,
+ * 413 and 415 wherever a body is read, 400 for a malformed path parameter, 409 for an Idempotency-Key reused with another
  * body. /mcp documents its own (JSON-RPC) answers.
  */
 function addGeneralErrors(path: string, method: string, operation: Json): void {
@@ -99,7 +99,10 @@ function addGeneralErrors(path: string, method: string, operation: Json): void {
     operation.responses[status] ??= { description, content: ERROR_CONTENT };
   };
   add('429', 'Over the rate limit: the tier limit of the key, or the per-client-IP limit without a valid key (see Retry-After)');
+  add('503', 'SERVICE_UNAVAILABLE: the database cannot be reached right now (see Retry-After)');
+  add('500', 'INTERNAL_ERROR: a bug; the message carries the request id only');
   if (BODY_METHODS.has(method)) {
+    add('408', 'REQUEST_TIMEOUT: the body did not arrive in full within 30 s');
     add('413', 'The body is over HERALD_BODY_LIMIT');
     add('415', 'The body is not JSON (Content-Type), or is compressed');
   }
