@@ -161,6 +161,64 @@ describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
       await poor.close();
     }
   });
+
+  const batchOf = (gateway: TestGateway, id: string) =>
+    gateway.herald.deps.db.query<{ id: string; attempts: number; tx: string | null; sent_tx: string | null }>(
+      'SELECT b.id, b.attempts, b.tx, b.sent_tx FROM receipt_batches b JOIN receipts r ON r.batch_id = b.id WHERE r.notification_id = $1',
+      [id],
+    );
+  const memosOf = (batchId: string) => rpc.memos().filter((memo) => memo.includes(`:${batchId}:`));
+
+  it('writes a root once when the node lands the memo but answers an error: the next attempt finds it', async () => {
+    rpc.landThenFailSends(1);
+    const id = await send(gw, acme.apiKey);
+    const record = await settled(gw, acme.apiKey, id);
+    assert.equal(record.receipt_status, 'confirmed', record.receipt_failure_reason);
+    const [batch] = await batchOf(gw, id);
+    assert.equal(batch.attempts, 2);
+    assert.equal(batch.tx, batch.sent_tx, "the first attempt's transaction");
+    assert.equal(record.receipt_tx, batch.tx);
+    assert.equal(memosOf(batch.id).length, 1, 'one memo names the batch');
+  });
+
+  it('ends an attempt on a node that stops answering within HERALD_RECEIPT_CONFIRM_TIMEOUT_MS, and sends anew once the lost transaction expired', async () => {
+    const quick = await startGateway({ env: { ...clusterEnv(rpc, signer.json), HERALD_RECEIPT_CONFIRM_TIMEOUT_MS: '1000' } });
+    try {
+      const protocol = await quick.createProtocol({ name: 'Lost transaction' });
+      rpc.hangSends(1);
+      const id = await send(quick, protocol.apiKey);
+      const [lost] = await waitFor(async () => ((await batchOf(quick, id))[0]?.sent_tx ? batchOf(quick, id) : undefined), PROOF_WAIT_MS, 50);
+      // Time passes on the chain: the lost transaction's blockhash expires.
+      rpc.advance(200);
+      const record = await settled(quick, protocol.apiKey, id);
+      assert.equal(record.receipt_status, 'confirmed', record.receipt_failure_reason);
+      const [batch] = await batchOf(quick, id);
+      assert.equal(batch.attempts, 2);
+      assert.notEqual(batch.tx, lost.sent_tx, 'a new transaction, the lost one having expired');
+      assert.equal(memosOf(batch.id).length, 1);
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it('holds up only its own batch while the node does not answer: sandbox receipts confirm meanwhile, and stopping ends the wait', async () => {
+    const patient = await startGateway({ env: { ...clusterEnv(rpc, signer.json), HERALD_RECEIPT_CONFIRM_TIMEOUT_MS: '600000' } });
+    try {
+      const protocol = await patient.createProtocol({ name: 'Silent node' });
+      rpc.hangSends(1);
+      const live = await send(patient, protocol.apiKey);
+      await waitFor(async () => (await batchOf(patient, live))[0]?.sent_tx, PROOF_WAIT_MS, 50);
+      const test = await send(patient, protocol.sandboxApiKey);
+      const sandbox = await settled(patient, protocol.sandboxApiKey, test);
+      assert.equal(sandbox.receipt_status, 'confirmed');
+      const waiting = (await call(patient.url, protocol.apiKey, 'GET', `/v1/notifications/${live}`)).body;
+      assert.equal(waiting.receipt_status, 'pending');
+      assert.equal((await batchOf(patient, live))[0].attempts, 1, 'still in its first attempt');
+    } finally {
+      // Stopping aborts the write under way rather than waiting for the node.
+      await patient.close();
+    }
+  });
 });
 
 describe('receipts when the Solana RPC node answers HTTP errors', () => {

@@ -2,7 +2,10 @@
  * A local Solana JSON-RPC server (node:http) backed by litesvm: transactions sent to it really
  * execute (signatures checked, the memo program run, fees charged). It answers the methods the
  * gateway's @solana/kit client and the SDK's verifier use, with mainnet's response shapes.
- * `failSends(n)` makes the next n sendTransaction calls fail as an overloaded node would.
+ * `failSends(n)` makes the next n sendTransaction calls fail as an overloaded node would;
+ * `landThenFailSends(n)` runs them but answers an error (a node that timed out on its way back);
+ * `hangSends(n)` never answers them and drops the transaction; `advance(blocks)` moves the block
+ * height on, as time passing would, expiring blockhashes.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,11 +26,19 @@ export interface SolanaRpc {
   /** Every method called, in order. */
   calls: string[];
   failSends(count: number): void;
+  landThenFailSends(count: number): void;
+  hangSends(count: number): void;
+  advance(blocks: number): void;
+  /** The memo of every transaction that landed, in order. */
+  memos(): string[];
   airdrop(to: string, sol: number): void;
   close(): Promise<void>;
 }
 
 const rpcError = (code: number, message: string) => ({ error: { code, message } });
+
+/** The first of Solana's fieldless transaction errors, by their number in litesvm. */
+const FIELDLESS_ERRORS = ['AccountInUse', 'AccountLoadedTwice', 'AccountNotFound', 'ProgramAccountNotFound', 'InsufficientFundsForFee'];
 
 export async function startSolanaRpc(): Promise<SolanaRpc> {
   const svm = new LiteSVM();
@@ -35,6 +46,9 @@ export async function startSolanaRpc(): Promise<SolanaRpc> {
   const calls: string[] = [];
   let slot = 1;
   let failing = 0;
+  let landThenFailing = 0;
+  let hanging = 0;
+  let height = 0;
 
   function sendTransaction(base64: string) {
     if (failing > 0) {
@@ -46,12 +60,26 @@ export async function startSolanaRpc(): Promise<SolanaRpc> {
     const signature = bs58.encode(Object.values(transaction.signatures)[0] as Uint8Array);
     const result = svm.sendTransaction(transaction);
     if (result instanceof FailedTransactionMetadata) {
-      return rpcError(-32002, `Transaction simulation failed: ${result.err()}; logs: ${result.meta().logs().join(' | ')}`);
+      // As a node answers a failed preflight: the transaction error and the logs in `data`.
+      const err = result.err();
+      const data = { err: typeof err === 'number' ? (FIELDLESS_ERRORS[err] ?? 'SanitizeFailure') : { InstructionError: [0, 'GenericError'] }, logs: result.meta().logs(), accounts: null, unitsConsumed: 0, returnData: null };
+      return { error: { code: -32002, message: `Transaction simulation failed: ${data.err}`, data } };
     }
     slot++;
     landed.set(signature, { slot, wire, logs: result.logs(), computeUnits: result.computeUnitsConsumed() });
     svm.expireBlockhash();
+    if (landThenFailing > 0) {
+      landThenFailing--;
+      return rpcError(-32603, 'Internal error: timed out');
+    }
     return { result: signature };
+  }
+
+  /** The memo instruction's text of a landed transaction. */
+  function memoOf(tx: Landed): string {
+    const decoded = getTransactionDecoder().decode(tx.wire);
+    const message = getCompiledTransactionMessageDecoder().decode(decoded.messageBytes) as any;
+    return message.instructions.map((ix: any) => Buffer.from(ix.data ?? []).toString('utf8')).join('');
   }
 
   function getTransaction(signature: string) {
@@ -102,9 +130,9 @@ export async function startSolanaRpc(): Promise<SolanaRpc> {
     const context = { slot };
     switch (method) {
       case 'getLatestBlockhash':
-        return { result: { context, value: { blockhash: svm.latestBlockhash(), lastValidBlockHeight: slot + 150 } } };
+        return { result: { context, value: { blockhash: svm.latestBlockhash(), lastValidBlockHeight: slot + height + 150 } } };
       case 'getBlockHeight':
-        return { result: slot };
+        return { result: slot + height };
       case 'sendTransaction':
         return sendTransaction(params[0]);
       case 'getSignatureStatuses':
@@ -136,6 +164,10 @@ export async function startSolanaRpc(): Promise<SolanaRpc> {
         const request = JSON.parse(body);
         id = request.id;
         calls.push(request.method);
+        if (request.method === 'sendTransaction' && hanging > 0) {
+          hanging--;
+          return; // no answer, and the transaction is dropped
+        }
         reply = answer(request.method, request.params ?? []);
       } catch (error) {
         reply = rpcError(-32700, `Parse error: ${(error as Error).message}`);
@@ -152,6 +184,17 @@ export async function startSolanaRpc(): Promise<SolanaRpc> {
     failSends(count) {
       failing = count;
     },
+    landThenFailSends(count) {
+      landThenFailing = count;
+    },
+    hangSends(count) {
+      hanging = count;
+    },
+    advance(blocks) {
+      height += blocks;
+      svm.expireBlockhash();
+    },
+    memos: () => [...landed.values()].map(memoOf),
     airdrop(to, sol) {
       svm.airdrop(address(to), lamports(BigInt(Math.round(sol * 1e9))));
     },

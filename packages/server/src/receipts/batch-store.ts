@@ -15,6 +15,9 @@ export interface ClaimedBatch {
   attempts: number;
   tx: string | null;
   verification_key_id: string | null;
+  /** The transaction the last attempt handed to the node, and the last block height it can land at. */
+  sent_tx: string | null;
+  sent_valid_height: number | null;
 }
 
 /** Batches whose memo is due; each claim counts as an attempt. */
@@ -42,6 +45,18 @@ export async function recordWriteAttempt(db: Queryable, batchId: string, now: Da
   await db.query(`UPDATE notifications SET last_receipt_attempt_at = $2 WHERE id IN (${MEMBERS})`, [batchId, now]);
 }
 
+/**
+ * Records the transaction this attempt is about to hand to the node, for the next attempt to
+ * follow, or none (null: the node refused it). False when the claim was lost (then it must not be sent).
+ */
+export async function recordSentMemo(db: Queryable, batch: ClaimedBatch, sent: { signature: string; lastValidBlockHeight: bigint } | null): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE receipt_batches SET sent_tx = $3, sent_valid_height = $4 WHERE id = $1 AND attempts = $2 AND status = 'pending' RETURNING id`,
+    [batch.id, batch.attempts, sent?.signature ?? null, sent?.lastValidBlockHeight.toString() ?? null],
+  );
+  return rows.length > 0;
+}
+
 /** The memo landed: the batch moves on to proving (due at once). False when the claim was lost. */
 export async function markBatchWritten(
   db: Queryable,
@@ -55,6 +70,11 @@ export async function markBatchWritten(
     [batch.id, batch.attempts, written.tx, written.cluster, written.signer, written.now],
   );
   return rows.length > 0;
+}
+
+/** Ends a claim without counting against the batch: due again at once (the gateway stopped mid-write). */
+export async function releaseBatchWrite(db: Queryable, batch: ClaimedBatch): Promise<void> {
+  await db.query(`UPDATE receipt_batches SET locked_until = NULL WHERE id = $1 AND attempts = $2 AND status = 'pending'`, [batch.id, batch.attempts]);
 }
 
 export async function retryBatchWrite(db: Queryable, batch: ClaimedBatch, nextAttemptAt: Date, reason: string): Promise<void> {

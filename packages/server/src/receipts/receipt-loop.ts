@@ -24,7 +24,9 @@ class ReceiptLoop extends JobLoop {
 
   override async stop(): Promise<void> {
     this.stopping = true;
+    this.work.stopping.abort();
     await super.stop();
+    await Promise.all(this.work.writes);
     await this.work.crypto.close();
     await Promise.all([...new Set(Object.values(this.work.chains))].map((chain) => chain.close()));
   }
@@ -37,7 +39,7 @@ function lazyChain(cluster: string, load: () => Promise<ReceiptChain>): ReceiptC
   return {
     cluster,
     signer: async () => (await open()).signer(),
-    writeMemo: async (memo) => (await open()).writeMemo(memo),
+    writeMemo: async (memo, options) => (await open()).writeMemo(memo, options),
     close: async () => {
       if (chain) await (await chain.catch(() => undefined))?.close();
     },
@@ -67,6 +69,9 @@ export function receiptLoop(deps: Deps): JobLoop {
     crypto: new ReceiptCrypto(artifacts),
     chains: chainsFor(config),
     verificationKey: loadVerificationKey(artifacts.verificationKey),
+    writes: new Set(),
+    written: () => loop.wake(),
+    stopping: new AbortController(),
   };
   if (config.rpcUrl && !config.zkeyPath) {
     deps.log.warn('receipts written to a cluster are proven with the development trusted setup: set HERALD_RECEIPT_ZKEY and HERALD_RECEIPT_VKEY');

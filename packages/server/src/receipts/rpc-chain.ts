@@ -3,28 +3,54 @@ import {
   createSolanaRpc,
   getBase64EncodedWireTransaction,
   getSignatureFromTransaction,
+  isSolanaError,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_NODE_UNHEALTHY,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
   type KeyPairSigner,
+  type Signature,
 } from '@solana/kit';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { signMemoTransaction } from './memo-transaction.js';
-import type { ReceiptChain } from './receipt-chain.js';
+import type { ReceiptChain, SentMemo, WriteMemoOptions } from './receipt-chain.js';
 
 export interface RpcChainOptions {
   url: string;
   /** 64 bytes, Solana CLI format (secret seed then public key). */
   secretKey: Uint8Array;
   cluster: string;
-  /** How long to wait for `confirmed` before giving the attempt up. */
+  /** How long one attempt may take, waiting for `confirmed` and every call to the node included. */
   confirmTimeoutMs: number;
   pollMs?: number;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const describe = (value: unknown) => JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v.toString() : v));
+
+/**
+ * JSON-RPC errors with which a node refuses a transaction before passing it on to the cluster
+ * (a failed preflight simulation or signature check, or a node that is behind): it cannot land.
+ * Any other failure, a timeout or an internal error, leaves it possibly on its way.
+ */
+const REFUSED_BEFORE_FORWARDING = new Set<number>([
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_NODE_UNHEALTHY,
+]);
+const refusedBeforeForwarding = (error: unknown) => isSolanaError(error) && REFUSED_BEFORE_FORWARDING.has(error.context.__code);
+
+/** What became of a transaction handed to the node. */
+type Outcome = { landed: string } | { gone: string };
 
 /**
  * A Solana cluster through its JSON-RPC API (@solana/kit): send with preflight, then poll the
  * signature until `confirmed`, failing when the transaction errs, its blockhash expires or the
  * timeout passes. Polling needs no WebSocket endpoint, which many RPC providers meter separately.
+ *
+ * An attempt, every call to the node included, ends within `confirmTimeoutMs`: a node that stops
+ * answering holds up its own batch, not the gateway's other work. A transaction is recorded
+ * (`record`) before it goes out, and the next attempt follows it before sending another, so a
+ * memo that landed although the node answered an error, or was confirmed after the attempt gave
+ * up, is not written twice.
  */
 export class RpcChain implements ReceiptChain {
   readonly cluster: string;
@@ -40,25 +66,61 @@ export class RpcChain implements ReceiptChain {
     return (await this.keyPair()).address;
   }
 
-  async writeMemo(memo: string): Promise<string> {
-    const payer = await this.keyPair();
-    const { value: lifetime } = await this.rpc.getLatestBlockhash({ commitment: 'confirmed' }).send();
-    const transaction = await signMemoTransaction(payer, memo, lifetime);
-    const signature = getSignatureFromTransaction(transaction);
-    await this.rpc
-      .sendTransaction(getBase64EncodedWireTransaction(transaction), { encoding: 'base64', preflightCommitment: 'confirmed' })
-      .send();
-    const deadline = Date.now() + this.options.confirmTimeoutMs;
-    for (;;) {
-      const { value } = await this.rpc.getSignatureStatuses([signature]).send();
-      const status = value[0];
-      if (status?.err) throw new Error(`transaction ${signature} failed: ${describe(status.err)}`);
-      if (status?.confirmationStatus === 'confirmed' || status?.confirmationStatus === 'finalized') return signature;
-      const height = await this.rpc.getBlockHeight({ commitment: 'confirmed' }).send();
-      if (height > lifetime.lastValidBlockHeight) throw new Error(`transaction ${signature} expired before it was confirmed`);
-      if (Date.now() >= deadline) throw new Error(`transaction ${signature} not confirmed within ${this.options.confirmTimeoutMs} ms`);
-      await sleep(this.options.pollMs ?? 400);
+  async writeMemo(memo: string, { earlier, record, signal }: WriteMemoOptions = {}): Promise<string> {
+    const timeout = AbortSignal.timeout(this.options.confirmTimeoutMs);
+    const abortSignal = signal ? AbortSignal.any([timeout, signal]) : timeout;
+    let sent: SentMemo | undefined;
+    try {
+      if (earlier) {
+        const outcome = await this.follow(earlier, abortSignal);
+        if ('landed' in outcome) return outcome.landed;
+      }
+      const payer = await this.keyPair();
+      const { value: lifetime } = await this.rpc.getLatestBlockhash({ commitment: 'confirmed' }).send({ abortSignal });
+      const transaction = await signMemoTransaction(payer, memo, lifetime);
+      sent = { signature: getSignatureFromTransaction(transaction), lastValidBlockHeight: lifetime.lastValidBlockHeight };
+      await record?.(sent);
+      try {
+        await this.rpc
+          .sendTransaction(getBase64EncodedWireTransaction(transaction), { encoding: 'base64', preflightCommitment: 'confirmed' })
+          .send({ abortSignal });
+      } catch (error) {
+        if (refusedBeforeForwarding(error)) await record?.(null);
+        throw error;
+      }
+      const outcome = await this.follow(sent, abortSignal);
+      if ('gone' in outcome) throw new Error(outcome.gone);
+      return outcome.landed;
+    } catch (error) {
+      if (!timeout.aborted || signal?.aborted) throw error;
+      const waited = `within ${this.options.confirmTimeoutMs} ms`;
+      throw new Error(sent ? `transaction ${sent.signature} not confirmed ${waited}` : `the node did not answer ${waited}`);
     }
+  }
+
+  /**
+   * Polls a transaction until it is confirmed or can no longer land: it failed, or its blockhash
+   * expired with no trace of it (looked for once more after the expiry was seen, as it may have
+   * landed in the last valid block).
+   */
+  private async follow(sent: SentMemo, abortSignal: AbortSignal): Promise<Outcome> {
+    const { signature, lastValidBlockHeight } = sent;
+    let expired = false;
+    for (;;) {
+      const status = await this.status(signature, abortSignal);
+      if (status?.err) return { gone: `transaction ${signature} failed: ${describe(status.err)}` };
+      if (status?.confirmationStatus === 'confirmed' || status?.confirmationStatus === 'finalized') return { landed: signature };
+      if (expired && !status) return { gone: `transaction ${signature} expired before it was confirmed` };
+      if (!status) expired = (await this.rpc.getBlockHeight({ commitment: 'confirmed' }).send({ abortSignal })) > lastValidBlockHeight;
+      if (!expired) await sleep(this.options.pollMs ?? 400, undefined, { signal: abortSignal });
+    }
+  }
+
+  private async status(signature: string, abortSignal: AbortSignal) {
+    const answer = await this.rpc.getSignatureStatuses([signature as Signature], { searchTransactionHistory: true }).send({ abortSignal });
+    const statuses: unknown = answer?.value;
+    if (!Array.isArray(statuses)) throw new Error(`the node answered getSignatureStatuses without a list of statuses: ${describe(answer)}`);
+    return statuses[0] as (typeof answer.value)[number];
   }
 
   async close(): Promise<void> {}

@@ -1,6 +1,6 @@
 import { storableText } from '../db/storable-text.js';
 import { nextAttemptAt } from '../delivery/retry-policy.js';
-import { claimBatchesToWrite, failBatchWrite, markBatchWritten, recordWriteAttempt, retryBatchWrite, type ClaimedBatch } from './batch-store.js';
+import { claimBatchesToWrite, failBatchWrite, markBatchWritten, recordSentMemo, releaseBatchWrite, recordWriteAttempt, retryBatchWrite, type ClaimedBatch } from './batch-store.js';
 import { parseField, receiptMemo } from './field-encoding.js';
 import type { ReceiptWork } from './receipt-work.js';
 
@@ -8,12 +8,27 @@ import type { ReceiptWork } from './receipt-work.js';
  * Step 3: writes each due batch's root on chain, one memo transaction per batch. A failed write
  * is retried with backoff; after the last attempt the batch and its receipts fail. A worker that
  * dies after the memo landed but before recording it leaves the batch to be written again: the
- * root then appears in two transactions, both naming the same batch.
+ * next attempt follows the transaction the last one recorded (ReceiptChain's `earlier`), so the
+ * root is written once unless that transaction's record was lost too.
+ *
+ * Writes run beside the receipt loop's passes, at most `limit` at a time: a slow node holds up
+ * its own batches, not the sandbox's, the other stages or the next batches' proofs. The loop is
+ * woken when one ends.
  */
 export async function writeBatchMemos(work: ReceiptWork, limit = 4): Promise<number> {
+  const room = limit - work.writes.size;
+  if (room <= 0) return 0;
   const lease = work.config.confirmTimeoutMs + 30_000;
-  const claimed = await claimBatchesToWrite(work.db, limit, lease, work.now());
-  for (const batch of claimed) await writeBatchMemo(work, batch);
+  const claimed = await claimBatchesToWrite(work.db, room, lease, work.now());
+  for (const batch of claimed) {
+    const write: Promise<void> = writeBatchMemo(work, batch)
+      .catch((error: unknown) => work.log.error({ batch: batch.id, err: error }, 'receipt batch write could not be recorded'))
+      .finally(() => {
+        work.writes.delete(write);
+        work.written();
+      });
+    work.writes.add(write);
+  }
   return claimed.length;
 }
 
@@ -21,9 +36,22 @@ async function writeBatchMemo(work: ReceiptWork, batch: ClaimedBatch): Promise<v
   await recordWriteAttempt(work.db, batch.id, work.now());
   const chain = work.chains[batch.environment];
   try {
-    const tx = await chain.writeMemo(receiptMemo(batch.id, parseField(batch.root)));
+    const earlier = batch.sent_tx === null || batch.sent_valid_height === null ? undefined : { signature: batch.sent_tx, lastValidBlockHeight: BigInt(batch.sent_valid_height) };
+    const tx = await chain.writeMemo(receiptMemo(batch.id, parseField(batch.root)), {
+      earlier,
+      record: async (sent) => {
+        if (!(await recordSentMemo(work.db, batch, sent))) throw new Error('the batch was claimed by another worker');
+      },
+      signal: work.stopping.signal,
+    });
     await markBatchWritten(work.db, batch, { tx, cluster: chain.cluster, signer: await chain.signer(), now: work.now() });
   } catch (error) {
+    if (work.stopping.signal.aborted) {
+      // Not a failure of the write: the batch is due again at once, for the next gateway to follow.
+      work.log.info({ batch: batch.id }, 'receipt batch write stopped with the gateway');
+      await releaseBatchWrite(work.db, batch);
+      return;
+    }
     const reason = storableText(`on-chain write failed: ${(error as Error).message}`).slice(0, 1000);
     const next = nextAttemptAt(work.config.retry, batch.attempts, work.now());
     work.log.warn({ batch: batch.id, attempts: batch.attempts, cluster: chain.cluster, err: error, retryAt: next }, 'receipt batch write failed');
