@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { before, describe, it } from 'node:test';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
 import bs58 from 'bs58';
 import { base58Decode, poseidon2, ulidValue, verifyReceipt, type Groth16Verifier, type Receipt } from './receipts.js';
 
@@ -172,5 +174,124 @@ describe('verifyReceipt (checks besides the pairing)', () => {
     assert.equal(other.valid, false);
     assert.equal(other.checks.signer, false);
     assert.deepEqual(other.errors, [`the receipt names signer ${receipt.signer}, not 1111111111111111111111111111111111111111111`]);
+  });
+});
+
+describe('verifyReceipt against an RPC node', () => {
+  const MEMO_PROGRAM = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr';
+  const receipt = handmadeReceipt();
+  /** What the node answers to the next requests, as raw JSON text. */
+  let answer = '';
+  let server: Server;
+  let rpcUrl: string;
+
+  before(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(answer));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    rpcUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** A getTransaction result as a node answers it for the receipt's memo transaction. */
+  const landed = () => ({
+    slot: 7,
+    meta: { err: null, fee: 5000 },
+    transaction: {
+      signatures: [receipt.tx],
+      message: {
+        accountKeys: [receipt.signer, MEMO_PROGRAM],
+        instructions: [{ programIdIndex: 1, accounts: [], data: bs58.encode(Buffer.from(receipt.memo)), stackHeight: null }],
+      },
+    },
+  });
+  const ask = async (body: unknown) => {
+    answer = typeof body === 'string' ? body : JSON.stringify(body);
+    return verifyReceipt(receipt, { groth16: accepting, rpcUrl });
+  };
+
+  it('passes a transaction that succeeded, was signed by the signer and carries the memo', async () => {
+    const result = await ask({ jsonrpc: '2.0', id: 1, result: landed() });
+    assert.deepEqual(result, { valid: true, checks: { proof: true, publicSignals: true, merklePath: true, onChain: true, signer: null }, errors: [] });
+  });
+
+  it('fails, without throwing, on a result of any malformed shape and names what is malformed', async () => {
+    const base = landed();
+    const message = base.transaction.message;
+    const withMessage = (change: Record<string, unknown>) => ({ ...base, transaction: { ...base.transaction, message: { ...message, ...change } } });
+    const instruction = (change: Record<string, unknown>) => withMessage({ instructions: [{ ...message.instructions[0], ...change }] });
+    const cases: [string, unknown, RegExp][] = [
+      ['result a string', 'landed', /result is not an object/],
+      ['result an array', [base], /result is not an object/],
+      ['result false', false, /result is not an object/],
+      ['meta missing', { ...base, meta: undefined }, /result\.meta is not an object/],
+      ['meta null', { ...base, meta: null }, /result\.meta is not an object/],
+      ['meta without err', { ...base, meta: { fee: 5000 } }, /result\.meta\.err is missing/],
+      ['transaction missing', { ...base, transaction: undefined }, /result\.transaction\.message is not an object/],
+      ['message a string', { ...base, transaction: { message: 'm' } }, /result\.transaction\.message is not an object/],
+      ['accountKeys not an array', withMessage({ accountKeys: { 0: receipt.signer } }), /accountKeys is not a non-empty array of addresses/],
+      ['accountKeys empty', withMessage({ accountKeys: [] }), /accountKeys is not a non-empty array of addresses/],
+      ['accountKeys holding an object', withMessage({ accountKeys: [receipt.signer, { pubkey: MEMO_PROGRAM }] }), /accountKeys is not a non-empty array of addresses/],
+      ['instructions an object', withMessage({ instructions: {} }), /instructions is not an array/],
+      ['instructions missing', withMessage({ instructions: undefined }), /instructions is not an array/],
+      ['instructions [null]', withMessage({ instructions: [null] }), /instructions\[0\] is not an object/],
+      ['an instruction a number', withMessage({ instructions: [...message.instructions, 3] }), /instructions\[1\] is not an object/],
+      ['programIdIndex out of range', instruction({ programIdIndex: 2 }), /instructions\[0\]\.programIdIndex is not an index into the 2 account keys/],
+      ['programIdIndex negative', instruction({ programIdIndex: -1 }), /programIdIndex is not an index/],
+      ['programIdIndex fractional', instruction({ programIdIndex: 0.5 }), /programIdIndex is not an index/],
+      ['programIdIndex a string', instruction({ programIdIndex: '1' }), /programIdIndex is not an index/],
+      ['programIdIndex missing', instruction({ programIdIndex: undefined }), /programIdIndex is not an index/],
+      ['data not a string', instruction({ data: [1, 2, 3] }), /instructions\[0\]\.data is not a string/],
+      ['data missing', instruction({ data: undefined }), /instructions\[0\]\.data is not a string/],
+    ];
+    for (const [what, result, reason] of cases) {
+      const verification = await ask({ jsonrpc: '2.0', id: 1, result });
+      assert.equal(verification.valid, false, what);
+      assert.equal(verification.checks.onChain, false, what);
+      assert.deepEqual({ ...verification.checks, onChain: null }, { proof: true, publicSignals: true, merklePath: true, onChain: null, signer: null }, what);
+      assert.equal(verification.errors.length, 1, what);
+      assert.match(verification.errors[0], new RegExp(`^the RPC node's answer for transaction ${receipt.tx} is malformed: `), what);
+      assert.match(verification.errors[0], reason, what);
+    }
+  });
+
+  it('fails, without throwing, on an answer that is not a JSON-RPC response', async () => {
+    const cases: [string, unknown, RegExp][] = [
+      ['null', 'null', /something other than a JSON-RPC response object/],
+      ['an array', [{ result: landed() }], /something other than a JSON-RPC response object/],
+      ['a number', '42', /something other than a JSON-RPC response object/],
+      ['not JSON', '<html>Bad gateway</html>', /could not be asked/],
+      ['neither result nor error', { jsonrpc: '2.0', id: 1 }, /neither a result nor an error/],
+      ['an error object', { error: { code: -32601, message: 'Method not found' } }, /answered an error: Method not found$/],
+      ['an error without a message', { error: { code: -32000 } }, /answered an error: \{"code":-32000\}$/],
+      ['an error string', { error: 'overloaded' }, /answered an error: "overloaded"$/],
+    ];
+    for (const [what, body, reason] of cases) {
+      const verification = await ask(body);
+      assert.equal(verification.checks.onChain, false, what);
+      assert.equal(verification.valid, false, what);
+      assert.match(verification.errors.join(), reason, what);
+    }
+  });
+
+  it('still tells a missing, failed, foreign or memo-less transaction apart', async () => {
+    const base = landed();
+    const cases: [string, unknown, RegExp][] = [
+      ['not found', null, /was not found on the cluster/],
+      ['failed', { ...base, meta: { err: { InstructionError: [0, 'Custom'] } } }, /failed on chain/],
+      ['another signer', { ...base, transaction: { message: { ...base.transaction.message, accountKeys: ['1'.repeat(32), MEMO_PROGRAM] } } }, new RegExp(`signed by ${'1'.repeat(32)}, not ${receipt.signer}`)],
+      ['no memo', { ...base, transaction: { message: { ...base.transaction.message, instructions: [] } } }, /has no Herald memo naming root/],
+      ['a memo that is not base58', { ...base, transaction: { message: { ...base.transaction.message, instructions: [{ programIdIndex: 1, data: '0OIl' }] } } }, /has no Herald memo naming root/],
+    ];
+    for (const [what, result, reason] of cases) {
+      const verification = await ask({ jsonrpc: '2.0', id: 1, result });
+      assert.equal(verification.checks.onChain, false, what);
+      assert.match(verification.errors.join(), reason, what);
+    }
   });
 });

@@ -194,8 +194,27 @@ async function withSnarkjs(run: (groth16: Groth16Verifier) => Promise<boolean>):
 
 /** Null when the transaction checks out; otherwise why not. */
 async function memoProblem(r: Receipt, options: VerifyReceiptOptions): Promise<string | null> {
-  let result: any;
+  const answer = await askForTransaction(r, options);
+  if ('problem' in answer) return answer.problem;
+  if (answer.result === null) return `transaction ${r.tx} was not found on the cluster`;
+  const tx = readTransaction(answer.result);
+  if (typeof tx === 'string') return `the RPC node's answer for transaction ${r.tx} is malformed: ${tx}`;
+  if (tx.failed) return `transaction ${r.tx} failed on chain`;
+  const signer = options.signer ?? r.signer;
+  if (tx.signer !== signer) return `transaction ${r.tx} was signed by ${tx.signer}, not ${signer}`;
+  const root = field(r.root);
+  const names = tx.memos.some((data) => {
+    const memo = new TextDecoder().decode(base58Decode(data) ?? new Uint8Array());
+    const match = /^herald:receipt:v1:[^:]+:(0x[0-9a-f]{64})$/.exec(memo);
+    return match !== null && root !== undefined && BigInt(match[1]) === root;
+  });
+  return names ? null : `transaction ${r.tx} has no Herald memo naming root ${r.root}`;
+}
+
+/** The `result` of the node's `getTransaction` answer (null: no such transaction), or why there is none. */
+async function askForTransaction(r: Receipt, options: VerifyReceiptOptions): Promise<{ result: unknown } | { problem: string }> {
   const timeoutMs = options.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  let body: unknown;
   try {
     const response = await (options.fetch ?? fetch)(options.rpcUrl!, {
       // A node that never answers must not leave the verification pending: it fails this check.
@@ -209,27 +228,53 @@ async function memoProblem(r: Receipt, options: VerifyReceiptOptions): Promise<s
         params: [r.tx, { encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }],
       }),
     });
-    const body = (await response.json()) as { result?: unknown; error?: { message?: string } };
-    if (body.error) return `the RPC node answered an error: ${body.error.message}`;
-    result = body.result;
+    body = await response.json();
   } catch (error) {
-    if ((error as Error).name === 'TimeoutError') return `the RPC node did not answer within ${timeoutMs} ms`;
-    return `the RPC node could not be asked: ${(error as Error).message}`;
+    if ((error as Error).name === 'TimeoutError') return { problem: `the RPC node did not answer within ${timeoutMs} ms` };
+    return { problem: `the RPC node could not be asked: ${(error as Error).message}` };
   }
-  if (!result) return `transaction ${r.tx} was not found on the cluster`;
-  if (result.meta?.err !== null && result.meta?.err !== undefined) return `transaction ${r.tx} failed on chain`;
-  const keys: string[] = result.transaction?.message?.accountKeys ?? [];
-  const signer = options.signer ?? r.signer;
-  if (keys[0] !== signer) return `transaction ${r.tx} was signed by ${keys[0]}, not ${signer}`;
-  const root = field(r.root);
-  const memos: string[] = (result.transaction?.message?.instructions ?? [])
-    .filter((ix: any) => MEMO_PROGRAMS.has(keys[ix.programIdIndex]))
-    .map((ix: any) => new TextDecoder().decode(base58Decode(String(ix.data)) ?? new Uint8Array()));
-  const names = memos.some((memo) => {
-    const match = /^herald:receipt:v1:[^:]+:(0x[0-9a-f]{64})$/.exec(memo);
-    return match !== null && root !== undefined && BigInt(match[1]) === root;
-  });
-  return names ? null : `transaction ${r.tx} has no Herald memo naming root ${r.root}`;
+  if (!isRecord(body)) return { problem: 'the RPC node answered something other than a JSON-RPC response object' };
+  if (body.error !== undefined && body.error !== null) {
+    const message = isRecord(body.error) && typeof body.error.message === 'string' ? body.error.message : JSON.stringify(body.error);
+    return { problem: `the RPC node answered an error: ${message}` };
+  }
+  if (body.result === undefined) return { problem: 'the RPC node answered neither a result nor an error' };
+  return { result: body.result };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * What the check reads of a `getTransaction` result (encoding `json`): whether it failed, the fee
+ * payer (the first account key, the signer) and the data of its memo-program instructions; or
+ * which part of the result is malformed. Anything off is malformed: the answer is not trusted.
+ */
+function readTransaction(result: unknown): { failed: boolean; signer: string; memos: string[] } | string {
+  if (!isRecord(result)) return 'result is not an object';
+  if (!isRecord(result.meta)) return 'result.meta is not an object';
+  // Null is success; a missing err says nothing about whether the transaction succeeded.
+  if (!('err' in result.meta)) return 'result.meta.err is missing';
+  const message = isRecord(result.transaction) ? result.transaction.message : undefined;
+  if (!isRecord(message)) return 'result.transaction.message is not an object';
+  const keys = message.accountKeys;
+  if (!Array.isArray(keys) || keys.length === 0 || !keys.every((key) => typeof key === 'string')) {
+    return 'result.transaction.message.accountKeys is not a non-empty array of addresses';
+  }
+  if (!Array.isArray(message.instructions)) return 'result.transaction.message.instructions is not an array';
+  const memos: string[] = [];
+  for (const [i, ix] of message.instructions.entries()) {
+    const at = `result.transaction.message.instructions[${i}]`;
+    if (!isRecord(ix)) return `${at} is not an object`;
+    const index = ix.programIdIndex;
+    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= keys.length) {
+      return `${at}.programIdIndex is not an index into the ${keys.length} account keys`;
+    }
+    if (typeof ix.data !== 'string') return `${at}.data is not a string`;
+    if (MEMO_PROGRAMS.has(keys[index])) memos.push(ix.data);
+  }
+  return { failed: result.meta.err !== null, signer: keys[0], memos };
 }
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
