@@ -21,8 +21,28 @@ describe('retry policy', () => {
     assert.equal(retryDelayMs(DEFAULT_RETRY_POLICY, 1, 0.999999), 36_000);
   });
 
-  it('caps the delay', () => {
-    assert.equal(retryDelayMs({ maxAttempts: 50, baseMs: 1000, maxMs: 5000 }, 30, 0.5), 5000);
+  it('caps the delay, jitter included, and still spreads capped delays', () => {
+    const policy = { maxAttempts: 50, baseMs: 1000, maxMs: 5000 };
+    assert.equal(retryDelayMs(policy, 30, 0), 4000);
+    assert.equal(retryDelayMs(policy, 30, 0.999999), 5000);
+    assert.equal(retryDelayMs(policy, 30, 0.5), 4500);
+    // Just under the cap (4.4 s): from 3.52 s up to the cap, not to 5.28 s.
+    assert.equal(retryDelayMs({ ...policy, baseMs: 1100 }, 3, 0), 3520);
+    assert.equal(retryDelayMs({ ...policy, baseMs: 1100 }, 3, 0.999999), 5000);
+  });
+
+  it('never exceeds the cap over many draws, for any attempt', () => {
+    // The receipts' policy: capped at 10 minutes.
+    const policy = { maxAttempts: 50, baseMs: 10_000, maxMs: 600_000 };
+    for (let attempt = 1; attempt <= 12; attempt++) {
+      const uncapped = policy.baseMs * 2 ** (attempt - 1);
+      for (let i = 0; i < 2000; i++) {
+        const delay = retryDelayMs(policy, attempt);
+        assert.ok(delay <= policy.maxMs, `attempt ${attempt}: ${delay} ms`);
+        assert.ok(delay >= Math.round(0.8 * Math.min(uncapped, policy.maxMs)), `attempt ${attempt}: ${delay} ms`);
+      }
+      assert.ok(nextAttemptAt(policy, attempt, new Date(0), undefined, 0.999999)!.getTime() <= policy.maxMs);
+    }
   });
 
   it('stops after the last attempt and honours a provider retry-after', () => {

@@ -1,6 +1,7 @@
 /**
  * When to try a transient failure again: exponential backoff from `baseMs`, doubling per attempt,
- * capped at `maxMs`, with ±20 % jitter so a provider outage does not release every retry at once.
+ * with ±20 % jitter so a provider outage does not release every retry at once, and never more than
+ * `maxMs`: near the cap the jitter's upper end is the cap, so capped retries still spread out.
  * With the defaults (8 attempts, 30 s base) the retries span about an hour:
  * 30 s, 1 m, 2 m, 4 m, 8 m, 16 m, 32 m.
  */
@@ -15,8 +16,9 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 8, baseMs: 30_00
 /** Delay before the next attempt after `attempt` attempts failed; `random` in [0, 1). */
 export function retryDelayMs(policy: RetryPolicy, attempt: number, random: number = Math.random()): number {
   const exponential = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
-  const jitter = 0.8 + random * 0.4;
-  return Math.round(exponential * jitter);
+  const low = exponential * 0.8;
+  const high = Math.min(policy.maxMs, exponential * 1.2);
+  return Math.round(low + random * (high - low));
 }
 
 /** The next attempt's time, or null when `attempt` was the last one allowed. */
