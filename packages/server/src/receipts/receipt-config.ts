@@ -20,7 +20,7 @@ export interface ReceiptConfig {
   /** HERALD_RECEIPT_ZKEY / HERALD_RECEIPT_VKEY: a ceremony's keys for the shipped circuit (both or neither). */
   zkeyPath?: string;
   vkeyPath?: string;
-  /** HERALD_RECEIPT_MAX_ATTEMPTS (6) and HERALD_RECEIPT_RETRY_BASE_MS (10 000): on-chain write retries. */
+  /** HERALD_RECEIPT_MAX_ATTEMPTS (6, the first write included) and HERALD_RECEIPT_RETRY_BASE_MS (10 000): on-chain write retries. */
   retry: RetryPolicy;
   /** HERALD_RECEIPT_CONFIRM_TIMEOUT_MS: how long one write waits for `confirmed` (default 60 000). */
   confirmTimeoutMs: number;

@@ -6,10 +6,10 @@ import type { ReceiptWork } from './receipt-work.js';
 
 /**
  * Step 3: writes each due batch's root on chain, one memo transaction per batch. A failed write
- * is retried with backoff; after the last attempt the batch and its receipts fail. A worker that
- * dies after the memo landed but before recording it leaves the batch to be written again: the
- * next attempt follows the transaction the last one recorded (ReceiptChain's `earlier`), so the
- * root is written once unless that transaction's record was lost too.
+ * is retried with backoff; after the last attempt the batch and its receipts fail. Each
+ * transaction is recorded before it is sent, and the next attempt, in this worker or another after
+ * this one died, follows it first (ReceiptChain's `earlier`), so a root that landed is not written
+ * again.
  *
  * Writes run beside the receipt loop's passes, at most `limit` at a time: a slow node holds up
  * its own batches, not the sandbox's, the other stages or the next batches' proofs. The loop is
