@@ -2,18 +2,24 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Authenticator } from '../../packages/server/src/auth/authenticator.js';
 import type { Queryable } from '../../packages/server/src/db/connection.js';
-import { ADMIN_TOKEN, call, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { ADMIN_TOKEN, call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 
-/** The gateway's own database, counting the key lookups made through it. */
+/** The gateway's own database, counting the key lookups made through it, and those answered. */
 function countingKeyLookups(db: Queryable) {
   let lookups = 0;
+  let answered = 0;
   const counted: Queryable = {
-    query(text, params) {
-      if (text.includes('FROM api_keys')) lookups++;
-      return db.query(text, params);
+    async query(text, params) {
+      if (!text.includes('FROM api_keys')) return db.query(text, params);
+      lookups++;
+      try {
+        return await db.query(text, params);
+      } finally {
+        answered++;
+      }
     },
   };
-  return { db: counted, lookups: () => lookups };
+  return { db: counted, lookups: () => lookups, answered: () => answered };
 }
 
 describe('API key cache', () => {
@@ -38,7 +44,7 @@ describe('API key cache', () => {
   });
 
   it('refreshes a key in use before it expires, in the background and once', async () => {
-    const { db, lookups } = countingKeyLookups(gw.herald.deps.db);
+    const { db, lookups, answered } = countingKeyLookups(gw.herald.deps.db);
     let now = 1_000_000;
     const auth = new Authenticator(db, 1000, () => now);
     await auth.authenticate(header());
@@ -50,7 +56,8 @@ describe('API key cache', () => {
     assert.equal(auth.peek(header())?.protocol.id, acme.id);
     assert.equal(lookups(), 2, 'one refresh, not one per request');
     await auth.authenticate(header());
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(async () => answered() === 2); // the refresh has its answer
+    await new Promise((resolve) => setImmediate(resolve));
     now += 500; // past the first entry's expiry, early in the refreshed one's life
     assert.equal(auth.peek(header())?.protocol.id, acme.id);
     assert.equal(lookups(), 2);
