@@ -1,14 +1,17 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import bs58 from 'bs58';
 import { verifyReceipt, type Receipt, type ReceiptVerification } from '../../packages/sdk/src/receipts.js';
 import { loadConfig } from '../../packages/server/src/config.js';
 import { createLogger } from '../../packages/server/src/runtime.js';
-import { call, startGateway, testEnv, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { call, freshSchema, onPostgres, startGateway, testEnv, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
 import { startSolanaRpc, type SolanaRpc } from './solana-rpc.js';
 
@@ -201,22 +204,64 @@ describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
     }
   });
 
-  it('holds up only its own batch while the node does not answer: sandbox receipts confirm meanwhile, and stopping ends the wait', async () => {
+  it('holds up only its own batches while the node does not answer: sandbox receipts confirm meanwhile, and stopping ends the wait', { timeout: 120_000 }, async () => {
     const patient = await startGateway({ env: { ...clusterEnv(rpc, signer.json), HERALD_RECEIPT_CONFIRM_TIMEOUT_MS: '600000' } });
     try {
       const protocol = await patient.createProtocol({ name: 'Silent node' });
-      rpc.hangSends(1);
-      const live = await send(patient, protocol.apiKey);
-      await waitFor(async () => (await batchOf(patient, live))[0]?.sent_tx, PROOF_WAIT_MS, 50);
+      // As many production batches as may be written at a time, each waiting on the node.
+      rpc.hangSends(4);
+      const live: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const id = await send(patient, protocol.apiKey);
+        await waitFor(async () => (await batchOf(patient, id))[0]?.sent_tx, PROOF_WAIT_MS, 50);
+        live.push(id);
+      }
       const test = await send(patient, protocol.sandboxApiKey);
       const sandbox = await settled(patient, protocol.sandboxApiKey, test);
       assert.equal(sandbox.receipt_status, 'confirmed');
-      const waiting = (await call(patient.url, protocol.apiKey, 'GET', `/v1/notifications/${live}`)).body;
-      assert.equal(waiting.receipt_status, 'pending');
-      assert.equal((await batchOf(patient, live))[0].attempts, 1, 'still in its first attempt');
+      for (const id of live) {
+        const waiting = (await call(patient.url, protocol.apiKey, 'GET', `/v1/notifications/${id}`)).body;
+        assert.equal(waiting.receipt_status, 'pending');
+        assert.equal((await batchOf(patient, id))[0].attempts, 1, 'still in its first attempt');
+      }
     } finally {
-      // Stopping aborts the write under way rather than waiting for the node.
+      // Stopping aborts the writes under way rather than waiting for the node (the test's timeout
+      // is far below the attempts' 10 minutes).
       await patient.close();
+    }
+  });
+
+  it('gives a write stopped with the gateway back uncounted: the next gateway follows its transaction', { timeout: 120_000 }, async () => {
+    const schema = onPostgres ? await freshSchema() : undefined;
+    const dir = schema ? undefined : await mkdtemp(join(tmpdir(), 'herald-receipts-'));
+    const storage = schema ? { DATABASE_URL: schema.url } : { HERALD_DATA_DIR: dir! };
+    try {
+      const first = await startGateway({ env: { ...clusterEnv(rpc, signer.json), ...storage, HERALD_RECEIPT_CONFIRM_TIMEOUT_MS: '600000' } });
+      let protocol: TestProtocol;
+      let id: string;
+      try {
+        protocol = await first.createProtocol({ name: 'Restarted' });
+        rpc.hangSends(1);
+        id = await send(first, protocol.apiKey);
+        await waitFor(async () => (await batchOf(first, id))[0]?.sent_tx, PROOF_WAIT_MS, 50);
+      } finally {
+        await first.close();
+      }
+      // The lost transaction expires while no gateway runs.
+      rpc.advance(200);
+      const second = await startGateway({ env: { ...clusterEnv(rpc, signer.json), ...storage } });
+      try {
+        const record = await settled(second, protocol.apiKey, id);
+        assert.equal(record.receipt_status, 'confirmed', record.receipt_failure_reason);
+        const [batch] = await batchOf(second, id);
+        assert.equal(batch.attempts, 1, "the stopped attempt was not counted");
+        assert.equal(memosOf(batch.id).length, 1);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await schema?.drop();
+      if (dir) await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -20,11 +20,12 @@ export interface ClaimedBatch {
   sent_valid_height: number | null;
 }
 
-/** Batches whose memo is due; each claim counts as an attempt. */
-export function claimBatchesToWrite(db: Queryable, limit: number, leaseMs: number, now: Date): Promise<ClaimedBatch[]> {
+/** An environment's batches whose memo is due; each claim counts as an attempt. */
+export function claimBatchesToWrite(db: Queryable, environment: Environment, limit: number, leaseMs: number, now: Date): Promise<ClaimedBatch[]> {
+  const where = `status = 'pending' AND environment = '${environment === 'sandbox' ? 'sandbox' : 'production'}'`;
   return claimDue<ClaimedBatch>(
     db,
-    { table: 'receipt_batches', dueColumn: 'next_attempt_at', where: `status = 'pending'`, set: 'attempts = job.attempts + 1' },
+    { table: 'receipt_batches', dueColumn: 'next_attempt_at', where, set: 'attempts = job.attempts + 1' },
     { limit, leaseMs, now },
   );
 }
@@ -72,9 +73,15 @@ export async function markBatchWritten(
   return rows.length > 0;
 }
 
-/** Ends a claim without counting against the batch: due again at once (the gateway stopped mid-write). */
+/**
+ * Ends a claim without counting it as an attempt: due again at once (the gateway stopped
+ * mid-write). Its claimer has finished with it, so its fencing token may be handed out again.
+ */
 export async function releaseBatchWrite(db: Queryable, batch: ClaimedBatch): Promise<void> {
-  await db.query(`UPDATE receipt_batches SET locked_until = NULL WHERE id = $1 AND attempts = $2 AND status = 'pending'`, [batch.id, batch.attempts]);
+  await db.query(
+    `UPDATE receipt_batches SET locked_until = NULL, attempts = attempts - 1 WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
+    [batch.id, batch.attempts],
+  );
 }
 
 export async function retryBatchWrite(db: Queryable, batch: ClaimedBatch, nextAttemptAt: Date, reason: string): Promise<void> {

@@ -26,7 +26,7 @@ class ReceiptLoop extends JobLoop {
     this.stopping = true;
     this.work.stopping.abort();
     await super.stop();
-    await Promise.all(this.work.writes);
+    await Promise.all([...this.work.writes.production, ...this.work.writes.sandbox]);
     await this.work.crypto.close();
     await Promise.all([...new Set(Object.values(this.work.chains))].map((chain) => chain.close()));
   }
@@ -69,7 +69,7 @@ export function receiptLoop(deps: Deps): JobLoop {
     crypto: new ReceiptCrypto(artifacts),
     chains: chainsFor(config),
     verificationKey: loadVerificationKey(artifacts.verificationKey),
-    writes: new Set(),
+    writes: { production: new Set(), sandbox: new Set() },
     written: () => loop.wake(),
     stopping: new AbortController(),
   };

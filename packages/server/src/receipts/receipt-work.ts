@@ -16,8 +16,8 @@ export interface ReceiptWork {
   /** Production goes to the configured chain; sandbox always to the in-process litesvm. */
   chains: Record<Environment, ReceiptChain>;
   verificationKey: VerificationKey;
-  /** Memo writes under way (writeBatchMemos), which run beside the passes. */
-  writes: Set<Promise<void>>;
+  /** Memo writes under way in each environment (writeBatchMemos), which run beside the passes. */
+  writes: Record<Environment, Set<Promise<void>>>;
   /** Called when a memo write ends, to run the next pass. */
   written: () => void;
   /** Aborted when the gateway stops: writes under way end. */

@@ -69,17 +69,19 @@ export class RpcChain implements ReceiptChain {
   async writeMemo(memo: string, { earlier, record, signal }: WriteMemoOptions = {}): Promise<string> {
     const timeout = AbortSignal.timeout(this.options.confirmTimeoutMs);
     const abortSignal = signal ? AbortSignal.any([timeout, signal]) : timeout;
-    let sent: SentMemo | undefined;
+    let following = earlier;
     try {
       if (earlier) {
         const outcome = await this.follow(earlier, abortSignal);
         if ('landed' in outcome) return outcome.landed;
+        following = undefined;
       }
       const payer = await this.keyPair();
       const { value: lifetime } = await this.rpc.getLatestBlockhash({ commitment: 'confirmed' }).send({ abortSignal });
       const transaction = await signMemoTransaction(payer, memo, lifetime);
-      sent = { signature: getSignatureFromTransaction(transaction), lastValidBlockHeight: lifetime.lastValidBlockHeight };
+      const sent = { signature: getSignatureFromTransaction(transaction), lastValidBlockHeight: lifetime.lastValidBlockHeight };
       await record?.(sent);
+      following = sent;
       try {
         await this.rpc
           .sendTransaction(getBase64EncodedWireTransaction(transaction), { encoding: 'base64', preflightCommitment: 'confirmed' })
@@ -94,14 +96,14 @@ export class RpcChain implements ReceiptChain {
     } catch (error) {
       if (!timeout.aborted || signal?.aborted) throw error;
       const waited = `within ${this.options.confirmTimeoutMs} ms`;
-      throw new Error(sent ? `transaction ${sent.signature} not confirmed ${waited}` : `the node did not answer ${waited}`);
+      throw new Error(following ? `transaction ${following.signature} not confirmed ${waited}` : `the node did not answer ${waited}`);
     }
   }
 
   /**
    * Polls a transaction until it is confirmed or can no longer land: it failed, or its blockhash
-   * expired with no trace of it (looked for once more after the expiry was seen, as it may have
-   * landed in the last valid block).
+   * expired with no trace of it (looked for once more right after the expiry was seen, as it may
+   * have landed in the last valid block).
    */
   private async follow(sent: SentMemo, abortSignal: AbortSignal): Promise<Outcome> {
     const { signature, lastValidBlockHeight } = sent;
@@ -110,9 +112,12 @@ export class RpcChain implements ReceiptChain {
       const status = await this.status(signature, abortSignal);
       if (status?.err) return { gone: `transaction ${signature} failed: ${describe(status.err)}` };
       if (status?.confirmationStatus === 'confirmed' || status?.confirmationStatus === 'finalized') return { landed: signature };
-      if (expired && !status) return { gone: `transaction ${signature} expired before it was confirmed` };
-      if (!status) expired = (await this.rpc.getBlockHeight({ commitment: 'confirmed' }).send({ abortSignal })) > lastValidBlockHeight;
-      if (!expired) await sleep(this.options.pollMs ?? 400, undefined, { signal: abortSignal });
+      if (!status) {
+        if (expired) return { gone: `transaction ${signature} expired before it was confirmed` };
+        expired = (await this.rpc.getBlockHeight({ commitment: 'confirmed' }).send({ abortSignal })) > lastValidBlockHeight;
+        if (expired) continue;
+      }
+      await sleep(this.options.pollMs ?? 400, undefined, { signal: abortSignal });
     }
   }
 

@@ -11,26 +11,33 @@ import type { ReceiptWork } from './receipt-work.js';
  * this one died, follows it first (ReceiptChain's `earlier`), so a root that landed is not written
  * again.
  *
- * Writes run beside the receipt loop's passes, at most `limit` at a time: a slow node holds up
- * its own batches, not the sandbox's, the other stages or the next batches' proofs. The loop is
- * woken when one ends.
+ * Writes run beside the receipt loop's passes, at most `limit` at a time for each environment: a
+ * slow node holds up its own batches, not the sandbox's, the other stages or the next batches'
+ * proofs. The loop is woken when one ends. Nothing new is claimed once the gateway is stopping.
  */
 export async function writeBatchMemos(work: ReceiptWork, limit = 4): Promise<number> {
-  const room = limit - work.writes.size;
-  if (room <= 0) return 0;
   const lease = work.config.confirmTimeoutMs + 30_000;
-  const claimed = await claimBatchesToWrite(work.db, room, lease, work.now());
-  for (const batch of claimed) {
-    const write: Promise<void> = writeBatchMemo(work, batch)
-      .catch((error: unknown) => work.log.error({ batch: batch.id, err: error }, 'receipt batch write could not be recorded'))
-      .finally(() => {
-        work.writes.delete(write);
-        work.written();
-      });
-    work.writes.add(write);
+  let started = 0;
+  for (const environment of ENVIRONMENTS) {
+    const writes = work.writes[environment];
+    const room = limit - writes.size;
+    if (room <= 0 || work.stopping.signal.aborted) continue;
+    const claimed = await claimBatchesToWrite(work.db, environment, room, lease, work.now());
+    for (const batch of claimed) {
+      const write: Promise<void> = writeBatchMemo(work, batch)
+        .catch((error: unknown) => work.log.error({ batch: batch.id, err: error }, 'receipt batch write could not be recorded'))
+        .finally(() => {
+          writes.delete(write);
+          work.written();
+        });
+      writes.add(write);
+    }
+    started += claimed.length;
   }
-  return claimed.length;
+  return started;
 }
+
+const ENVIRONMENTS = ['production', 'sandbox'] as const;
 
 async function writeBatchMemo(work: ReceiptWork, batch: ClaimedBatch): Promise<void> {
   await recordWriteAttempt(work.db, batch.id, work.now());
@@ -46,8 +53,9 @@ async function writeBatchMemo(work: ReceiptWork, batch: ClaimedBatch): Promise<v
     });
     await markBatchWritten(work.db, batch, { tx, cluster: chain.cluster, signer: await chain.signer(), now: work.now() });
   } catch (error) {
-    if (work.stopping.signal.aborted) {
-      // Not a failure of the write: the batch is due again at once, for the next gateway to follow.
+    if (work.stopping.signal.aborted && (error as Error)?.name === 'AbortError') {
+      // Not a failure of the write: the batch is due again at once, its attempt not counted, for
+      // the next gateway to follow its transaction.
       work.log.info({ batch: batch.id }, 'receipt batch write stopped with the gateway');
       await releaseBatchWrite(work.db, batch);
       return;
