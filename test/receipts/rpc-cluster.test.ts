@@ -204,6 +204,31 @@ describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
     }
   });
 
+  it("follows the last attempt's transaction a while longer before failing the batch, and confirms it when it lands late", { timeout: 120_000 }, async () => {
+    const once = await startGateway({ env: { ...clusterEnv(rpc, signer.json), HERALD_RECEIPT_MAX_ATTEMPTS: '1', HERALD_RECEIPT_CONFIRM_TIMEOUT_MS: '1000' } });
+    try {
+      const protocol = await once.createProtocol({ name: 'Congested cluster' });
+      rpc.holdSends(1);
+      const id = await send(once, protocol.apiKey);
+      // The only attempt ends with its transaction unconfirmed: the batch is followed, not failed.
+      const [followed] = await waitFor(async () => {
+        const rows = await once.herald.deps.db.query<{ id: string; attempts: number; status: string; failure_reason: string | null }>(
+          'SELECT b.id, b.attempts, b.status, b.failure_reason FROM receipt_batches b JOIN receipts r ON r.batch_id = b.id WHERE r.notification_id = $1',
+          [id],
+        );
+        return rows[0]?.failure_reason ? rows : undefined;
+      }, PROOF_WAIT_MS, 50);
+      assert.equal(followed.status, 'pending');
+      assert.match(followed.failure_reason!, /not confirmed within 1000 ms/);
+      rpc.landHeld();
+      const record = await settled(once, protocol.apiKey, id);
+      assert.equal(record.receipt_status, 'confirmed', record.receipt_failure_reason);
+      assert.equal(memosOf(followed.id).length, 1, 'the late transaction, nothing sent after it');
+    } finally {
+      await once.close();
+    }
+  });
+
   it('holds up only its own batches while the node does not answer: sandbox receipts confirm meanwhile, and stopping ends the wait', { timeout: 120_000 }, async () => {
     const patient = await startGateway({ env: { ...clusterEnv(rpc, signer.json), HERALD_RECEIPT_CONFIRM_TIMEOUT_MS: '600000' } });
     try {

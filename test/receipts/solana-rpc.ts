@@ -4,8 +4,9 @@
  * gateway's @solana/kit client and the SDK's verifier use, with mainnet's response shapes.
  * `failSends(n)` makes the next n sendTransaction calls fail as an overloaded node would;
  * `landThenFailSends(n)` runs them but answers an error (a node that timed out on its way back);
- * `hangSends(n)` never answers them and drops the transaction; `advance(blocks)` moves the block
- * height on, as time passing would, expiring blockhashes.
+ * `hangSends(n)` never answers them and drops the transaction; `holdSends(n)` accepts them but
+ * lands them only at `landHeld()` (a congested cluster); `advance(blocks)` moves the block height
+ * on, as time passing would, expiring blockhashes.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +29,8 @@ export interface SolanaRpc {
   failSends(count: number): void;
   landThenFailSends(count: number): void;
   hangSends(count: number): void;
+  holdSends(count: number): void;
+  landHeld(): void;
   advance(blocks: number): void;
   /** The memo of every transaction that landed, in order. */
   memos(): string[];
@@ -48,12 +51,20 @@ export async function startSolanaRpc(): Promise<SolanaRpc> {
   let failing = 0;
   let landThenFailing = 0;
   let hanging = 0;
+  let holding = 0;
+  const held: string[] = [];
   let height = 0;
 
   function sendTransaction(base64: string) {
     if (failing > 0) {
       failing--;
       return rpcError(-32005, 'Node is behind by 42 slots');
+    }
+    if (holding > 0) {
+      holding--;
+      held.push(base64);
+      const transaction = getTransactionDecoder().decode(Buffer.from(base64, 'base64'));
+      return { result: bs58.encode(Object.values(transaction.signatures)[0] as Uint8Array) };
     }
     const wire = Buffer.from(base64, 'base64');
     const transaction = getTransactionDecoder().decode(wire);
@@ -189,6 +200,12 @@ export async function startSolanaRpc(): Promise<SolanaRpc> {
     },
     hangSends(count) {
       hanging = count;
+    },
+    holdSends(count) {
+      holding = count;
+    },
+    landHeld() {
+      for (const base64 of held.splice(0)) sendTransaction(base64);
     },
     advance(blocks) {
       height += blocks;

@@ -17,9 +17,14 @@ export interface WriteMemoOptions {
    * `earlier`), and with null when the node refused it before passing it on (it cannot land).
    */
   record?: (sent: SentMemo | null) => Promise<void>;
+  /** False: only follow `earlier`, and throw when it can no longer land. */
+  sendNew?: boolean;
   /** Ends the attempt (the gateway is stopping). */
   signal?: AbortSignal;
 }
+
+/** An attempt ended while its transaction could still land: following it later may find it confirmed. */
+export class MemoStillPending extends Error {}
 
 /** Where batch roots are written: the in-process litesvm or a Solana cluster over JSON-RPC. */
 export interface ReceiptChain {

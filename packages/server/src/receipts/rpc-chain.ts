@@ -12,7 +12,7 @@ import {
 } from '@solana/kit';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signMemoTransaction } from './memo-transaction.js';
-import type { ReceiptChain, SentMemo, WriteMemoOptions } from './receipt-chain.js';
+import { MemoStillPending, type ReceiptChain, type SentMemo, type WriteMemoOptions } from './receipt-chain.js';
 
 export interface RpcChainOptions {
   url: string;
@@ -66,7 +66,7 @@ export class RpcChain implements ReceiptChain {
     return (await this.keyPair()).address;
   }
 
-  async writeMemo(memo: string, { earlier, record, signal }: WriteMemoOptions = {}): Promise<string> {
+  async writeMemo(memo: string, { earlier, record, sendNew = true, signal }: WriteMemoOptions = {}): Promise<string> {
     const timeout = AbortSignal.timeout(this.options.confirmTimeoutMs);
     const abortSignal = signal ? AbortSignal.any([timeout, signal]) : timeout;
     let following = earlier;
@@ -74,8 +74,10 @@ export class RpcChain implements ReceiptChain {
       if (earlier) {
         const outcome = await this.follow(earlier, abortSignal);
         if ('landed' in outcome) return outcome.landed;
+        if (!sendNew) throw new Error(outcome.gone);
         following = undefined;
       }
+      if (!sendNew) throw new Error('there is no transaction to follow');
       const payer = await this.keyPair();
       const { value: lifetime } = await this.rpc.getLatestBlockhash({ commitment: 'confirmed' }).send({ abortSignal });
       const transaction = await signMemoTransaction(payer, memo, lifetime);
@@ -96,7 +98,8 @@ export class RpcChain implements ReceiptChain {
     } catch (error) {
       if (!timeout.aborted || signal?.aborted) throw error;
       const waited = `within ${this.options.confirmTimeoutMs} ms`;
-      throw new Error(following ? `transaction ${following.signature} not confirmed ${waited}` : `the node did not answer ${waited}`);
+      if (following) throw new MemoStillPending(`transaction ${following.signature} not confirmed ${waited}`);
+      throw new Error(`the node did not answer ${waited}`);
     }
   }
 

@@ -2,6 +2,7 @@ import { storableText } from '../db/storable-text.js';
 import { nextAttemptAt } from '../delivery/retry-policy.js';
 import { claimBatchesToWrite, failBatchWrite, markBatchWritten, recordSentMemo, releaseBatchWrite, recordWriteAttempt, retryBatchWrite, type ClaimedBatch } from './batch-store.js';
 import { parseField, receiptMemo } from './field-encoding.js';
+import { MemoStillPending } from './receipt-chain.js';
 import type { ReceiptWork } from './receipt-work.js';
 
 /**
@@ -39,13 +40,21 @@ export async function writeBatchMemos(work: ReceiptWork, limit = 4): Promise<num
 
 const ENVIRONMENTS = ['production', 'sandbox'] as const;
 
+/**
+ * Attempts past HERALD_RECEIPT_MAX_ATTEMPTS that only follow the last transaction, when the last
+ * attempt ended while it could still land, before the batch is given up.
+ */
+const FOLLOW_ONLY_ATTEMPTS = 3;
+
 async function writeBatchMemo(work: ReceiptWork, batch: ClaimedBatch): Promise<void> {
   await recordWriteAttempt(work.db, batch.id, work.now());
   const chain = work.chains[batch.environment];
+  const { retry } = work.config;
   try {
     const earlier = batch.sent_tx === null || batch.sent_valid_height === null ? undefined : { signature: batch.sent_tx, lastValidBlockHeight: BigInt(batch.sent_valid_height) };
     const tx = await chain.writeMemo(receiptMemo(batch.id, parseField(batch.root)), {
       earlier,
+      sendNew: batch.attempts <= retry.maxAttempts,
       record: async (sent) => {
         if (!(await recordSentMemo(work.db, batch, sent))) throw new Error('the batch was claimed by another worker');
       },
@@ -61,7 +70,11 @@ async function writeBatchMemo(work: ReceiptWork, batch: ClaimedBatch): Promise<v
       return;
     }
     const reason = storableText(`on-chain write failed: ${(error as Error).message}`).slice(0, 1000);
-    const next = nextAttemptAt(work.config.retry, batch.attempts, work.now());
+    let next = nextAttemptAt(retry, batch.attempts, work.now());
+    if (!next && error instanceof MemoStillPending && batch.attempts < retry.maxAttempts + FOLLOW_ONLY_ATTEMPTS) {
+      // Its transaction may still land: look for it again before calling the write failed.
+      next = new Date(work.now().getTime() + retry.baseMs);
+    }
     work.log.warn({ batch: batch.id, attempts: batch.attempts, cluster: chain.cluster, err: error, retryAt: next }, 'receipt batch write failed');
     if (next) await retryBatchWrite(work.db, batch, next, reason);
     else await work.db.transaction((tx) => failBatchWrite(tx, batch, `${reason} (gave up after ${batch.attempts} attempts)`, work.now()));
