@@ -45,7 +45,8 @@ export function parseDateRange(startDate: string | undefined, endDate: string | 
   const bound = (name: string, text: string): { at: Date; wholeDay: boolean } => {
     const date = parseDate(text);
     if (date) return { at: date, wholeDay: true };
-    const instant = DATE_TIME.test(text) ? new Date(text) : undefined;
+    // The date part must exist too: Date would read 2026-02-30T00:00Z as March 2nd.
+    const instant = DATE_TIME.test(text) && parseDate(text.slice(0, 10)) && Number(text.slice(11, 13)) < 24 ? new Date(text) : undefined;
     if (instant && !Number.isNaN(instant.getTime())) return { at: instant, wholeDay: false };
     throw new RangeProblem(`${name} must be an ISO 8601 date (YYYY-MM-DD) or date-time with an offset, got "${text}"`);
   };
