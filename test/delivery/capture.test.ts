@@ -121,6 +121,12 @@ describe('delivery through the capture provider, engagement links', () => {
     const click = html.match(/href="([^"]*\/track\/click\/[^"]+)"/)![1].replace(/&amp;/g, '&');
     assert.ok(!html.includes('href="https://dest.example.org'), 'body links go through the click redirect');
 
+    // A HEAD (a link checker) answers as a GET does and records nothing.
+    const checked = await fetch(pixel.replace(/^https?:\/\/[^/]+/, gw.url), { method: 'HEAD' });
+    assert.deepEqual([checked.status, checked.headers.get('content-type')], [200, 'image/gif']);
+    const checkedClick = await fetch(click.replace(/^https?:\/\/[^/]+/, gw.url), { method: 'HEAD', redirect: 'manual' });
+    assert.deepEqual([checkedClick.status, checkedClick.headers.get('location')], [302, 'https://dest.example.org/path?q=1']);
+
     const open = await fetch(pixel.replace(/^https?:\/\/[^/]+/, gw.url));
     assert.equal(open.status, 200);
     assert.equal(open.headers.get('content-type'), 'image/gif');

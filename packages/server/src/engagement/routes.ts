@@ -9,8 +9,11 @@ import { unsubscribe } from '../subscriptions/subscription-store.js';
 import { recordEngagement } from './engagement-store.js';
 import { redirectTarget, TrackingLinks } from './tracking-links.js';
 
-// A transparent 1x1 GIF.
+/** The open-tracking image: a transparent 1×1 GIF. */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+/** The pixel, as every open link answers it, valid or not: a mail client shows an image, not an error. */
+export const sendPixel = (reply: FastifyReply) => reply.header('cache-control', 'no-store').type('image/gif').send(PIXEL);
 const TokenParams = Type.Object({ token: Type.String({ maxLength: 4096 }) });
 const tags = ['engagement'];
 const pub = { access: 'public' as const };
@@ -50,8 +53,9 @@ export function engagementRoutes(app: FastifyInstance, deps: Deps): void {
     { config: pub, schema: { tags, summary: 'Open-tracking pixel', params: TokenParams, hide: true } },
     async (request, reply) => {
       const claim = links.verify('open', request.params.token);
-      if (claim) await recordEngagement(deps.db, claim.notificationId, 'open', null, deps.now());
-      return reply.header('cache-control', 'no-store').type('image/gif').send(PIXEL);
+      // A HEAD (a link checker, a scanner) neither loads the image nor counts as an open.
+      if (claim && request.method === 'GET') await recordEngagement(deps.db, claim.notificationId, 'open', null, deps.now());
+      return sendPixel(reply);
     },
   );
 
@@ -62,7 +66,8 @@ export function engagementRoutes(app: FastifyInstance, deps: Deps): void {
       const claim = links.verify('click', request.params.token);
       const target = redirectTarget(claim?.url);
       if (!claim || !target) return invalidLink(request, reply, 'tracking');
-      await recordEngagement(deps.db, claim.notificationId, 'click', target, deps.now());
+      // A HEAD does not follow the redirect: it is no click.
+      if (request.method === 'GET') await recordEngagement(deps.db, claim.notificationId, 'click', target, deps.now());
       return reply.header('cache-control', 'no-store').redirect(target, 302);
     },
   );
