@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
+import { sendPixel } from '../engagement/routes.js';
 import type { RateLimitResult } from '../limits/rate-limiter.js';
 import { errorBody } from './errors.js';
 import { checkIpLimit, rateLimitExceeded, setRateHeaders } from './guard.js';
@@ -24,6 +25,8 @@ export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequ
    */
   function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
     reply.header('x-request-id', request.id);
+    // An open-pixel link, however broken, is answered with the image (engagement/routes.ts).
+    const pixel = request.url.startsWith('/track/open/') && (error.code === 'FST_ERR_MAX_PARAM_LENGTH' || error.code === 'FST_ERR_BAD_URL');
     const [status, code, message]: ErrorAnswer =
       error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? [414, 'URI_TOO_LONG', 'A path parameter of the URL is too long']
@@ -33,12 +36,12 @@ export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequ
     checkIpLimit(deps, request.ip).then(
       (result) => {
         setRateHeaders(reply, result);
-        if (result.allowed) return reply.code(status).send(errorBody(status, code, message));
+        if (result.allowed) return pixel ? sendPixel(reply) : reply.code(status).send(errorBody(status, code, message));
         const refused = rateLimitExceeded(result);
         reply.code(refused.statusCode).headers(refused.headers).send(errorBody(refused.statusCode, refused.code, refused.message));
       },
       // The shared counter is out of reach: the answer goes out without the limit's headers.
-      () => reply.code(status).send(errorBody(status, code, message)),
+      () => (pixel ? sendPixel(reply) : reply.code(status).send(errorBody(status, code, message))),
     );
   }
 
