@@ -1,6 +1,6 @@
 import { PROVIDER_USER_AGENT, type ChannelProvider, type OutboundMessage, type SendOutcome } from './provider.js';
 import { redactContact } from './redact-contact.js';
-import { TokenBucket } from './token-bucket.js';
+import { SendWindow } from './send-window.js';
 
 export interface TelegramOptions {
   token: string;
@@ -36,16 +36,16 @@ interface BotApiAnswer {
  */
 export class TelegramProvider implements ChannelProvider {
   readonly name = 'telegram';
-  private readonly bucket: TokenBucket;
+  private readonly window: SendWindow;
   private readonly endpoint: string;
 
   constructor(private readonly options: TelegramOptions) {
-    this.bucket = new TokenBucket(options.ratePerSecond);
+    this.window = new SendWindow(options.ratePerSecond);
     this.endpoint = `${options.apiUrl.replace(/\/+$/, '')}/bot${options.token}/sendMessage`;
   }
 
   async send(message: OutboundMessage): Promise<SendOutcome> {
-    await this.bucket.take();
+    await this.window.take();
     let response: Response;
     let answer: BotApiAnswer | undefined;
     try {
