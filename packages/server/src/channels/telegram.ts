@@ -1,6 +1,6 @@
 import { PROVIDER_USER_AGENT, type ChannelProvider, type OutboundMessage, type SendOutcome } from './provider.js';
 import { redactContact } from './redact-contact.js';
-import { SendWindow } from './send-window.js';
+import { SendPacer } from './send-pacer.js';
 
 export interface TelegramOptions {
   token: string;
@@ -36,16 +36,16 @@ interface BotApiAnswer {
  */
 export class TelegramProvider implements ChannelProvider {
   readonly name = 'telegram';
-  private readonly window: SendWindow;
+  private readonly pacer: SendPacer;
   private readonly endpoint: string;
 
   constructor(private readonly options: TelegramOptions) {
-    this.window = new SendWindow(options.ratePerSecond);
+    this.pacer = new SendPacer(options.ratePerSecond);
     this.endpoint = `${options.apiUrl.replace(/\/+$/, '')}/bot${options.token}/sendMessage`;
   }
 
   async send(message: OutboundMessage): Promise<SendOutcome> {
-    await this.window.take();
+    await this.pacer.take();
     let response: Response;
     let answer: BotApiAnswer | undefined;
     try {
