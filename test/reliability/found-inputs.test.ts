@@ -122,6 +122,10 @@ describe('inputs the fuzzer found', () => {
       assert.equal(Buffer.from(await res.arrayBuffer()).subarray(0, 6).toString('latin1'), 'GIF89a');
       assert.match(res.headers.get('x-request-id') ?? '', /^[\w.-]{1,64}$/);
     }
+    // Only the pixel's own route, for the methods it answers.
+    for (const [method, path] of [['POST', '/track/open/%ZZ'], ['GET', '/track/openX/%ZZ'], ['GET', '/track/open/a/b%ZZ']] as const) {
+      assertRefused(await call(gw.url, undefined, method, path), 400, 'VALIDATION_ERROR');
+    }
   });
 
   it('answers a refused URL over the per-IP limit with 429 and Retry-After', async () => {

@@ -9,6 +9,9 @@ import { checkIpLimit, rateLimitExceeded, setRateHeaders } from './guard.js';
 
 type ErrorAnswer = readonly [status: number, code: string, message: string];
 
+/** The open pixel's route, `/track/open/:token`, however its token is written. */
+const OPEN_PIXEL_PATH = /^\/track\/open\/[^/?#]*(?:[?#]|$)/;
+
 /**
  * Answers for requests that never reach a route, and so never pass the guard (http/guard.ts):
  * URLs the router refuses and requests Node's HTTP parser refuses. They get what every other
@@ -26,7 +29,10 @@ export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequ
   function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
     reply.header('x-request-id', request.id);
     // An open-pixel link, however broken, is answered with the image (engagement/routes.ts).
-    const pixel = request.url.startsWith('/track/open/') && (error.code === 'FST_ERR_MAX_PARAM_LENGTH' || error.code === 'FST_ERR_BAD_URL');
+    const pixel =
+      (request.method === 'GET' || request.method === 'HEAD') &&
+      OPEN_PIXEL_PATH.test(request.url) &&
+      (error.code === 'FST_ERR_MAX_PARAM_LENGTH' || error.code === 'FST_ERR_BAD_URL');
     const [status, code, message]: ErrorAnswer =
       error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? [414, 'URI_TOO_LONG', 'A path parameter of the URL is too long']
