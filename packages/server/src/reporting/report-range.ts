@@ -48,7 +48,7 @@ export function parseDateRange(startDate: string | undefined, endDate: string | 
     // The date part must exist too: Date would read 2026-02-30T00:00Z as March 2nd.
     const instant = DATE_TIME.test(text) && parseDate(text.slice(0, 10)) && Number(text.slice(11, 13)) < 24 ? new Date(text) : undefined;
     if (instant && !Number.isNaN(instant.getTime())) return { at: instant, wholeDay: false };
-    throw new RangeProblem(`${name} must be an ISO 8601 date (YYYY-MM-DD) or date-time with an offset, got "${text}"`);
+    throw new RangeProblem(`${name} must be an ISO 8601 date (YYYY-MM-DD) or date-time with an offset (hours 00-23, seconds 00-59), got "${text}"`);
   };
   const last = endDate !== undefined ? bound('endDate', endDate) : undefined;
   const first = startDate !== undefined ? bound('startDate', startDate) : undefined;
