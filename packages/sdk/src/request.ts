@@ -13,30 +13,30 @@ const MAX_TIMER_MS = 2_147_483_647;
 /** Settings shared by every call of one client. */
 export interface CoreOptions {
   /** Gateway address, with or without a trailing slash; may include a path prefix. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** Sent as `Authorization: Bearer <token>` when set. */
-  token?: string;
+  token?: string | undefined;
   /** Per-attempt limit, covering the answer's body too. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Retries after the first attempt (0 disables retrying). */
-  maxRetries?: number;
-  fetch?: FetchLike;
+  maxRetries?: number | undefined;
+  fetch?: FetchLike | undefined;
   /** Replaces the default `herald-sdk-js/<version>` User-Agent. */
-  userAgent?: string;
+  userAgent?: string | undefined;
   /** Waits between retries; injectable so tests need not sleep. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   /** Source of jitter in [0, 1). */
-  random?: () => number;
+  random?: (() => number) | undefined;
   /** The clock, in milliseconds since the epoch, for deadlines such as waitForDelivery's. */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /** Per-call overrides; every resource method accepts these as its last argument. */
 export interface RequestOptions {
-  timeoutMs?: number;
-  maxRetries?: number;
+  timeoutMs?: number | undefined;
+  maxRetries?: number | undefined;
   /** Cancels the call, including any wait between retries; the signal's reason is thrown. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export type QueryValue = string | number | boolean | undefined;
@@ -52,8 +52,9 @@ export interface ApiCall {
    */
   retrySafe?: boolean;
   /**
-   * Each call does the work anew although its method says repeatable (a template update adds a
-   * version): after a 5xx, a timeout or a reset it is not retried, as a POST without keys is not.
+   * A repeat does the work anew, or cannot succeed, although the method says repeatable (a
+   * template update adds a version; an identity's erasure uses up its signed challenge): after a
+   * 5xx, a timeout or a reset it is not retried, as a POST without keys is not.
    */
   repeatsWork?: true;
   /** A public route: no Authorization header, so the API key is not sent where it is not needed. */

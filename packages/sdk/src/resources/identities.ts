@@ -89,10 +89,12 @@ export class Identities {
   }
 
   /**
-   * Erases the wallet's identity: contacts, codes, Telegram links and every subscription.
+   * Erases the wallet's identity: contacts, codes, Telegram links and every subscription. Not
+   * retried after a 5xx, a timeout or a reset: the first attempt may have used the challenge up.
    * @example await herald.identities.delete(wallet, { nonce, signature }); // challenge with purpose 'delete'
    */
   delete(wallet: string, params: DeleteIdentityParams, options?: RequestOptions): Promise<{ deleted: true }> {
-    return this.core.request({ method: 'DELETE', path: `/v1/identities/${encodeURIComponent(wallet)}`, body: params, anonymous: true }, options);
+    const path = `/v1/identities/${encodeURIComponent(wallet)}`;
+    return this.core.request({ method: 'DELETE', path, body: params, anonymous: true, repeatsWork: true }, options);
   }
 }
