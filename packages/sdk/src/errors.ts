@@ -59,17 +59,21 @@ export class HeraldNetworkError extends HeraldError {
  */
 export class HeraldWaitTimeoutError extends HeraldError {
   override name = 'HeraldWaitTimeoutError';
-  /** The status last seen, e.g. `queued` or `sending`. */
-  readonly lastStatus: string;
+  /** The status last seen, e.g. `queued` or `sending`; undefined when no read answered in time. */
+  readonly lastStatus: string | undefined;
 
   constructor(
     readonly notificationId: string,
     readonly timeoutMs: number,
-    /** The record as last read. */
-    readonly notification: Notification,
+    /** The record as last read; undefined when no read answered in time (rate-limited, or slow). */
+    readonly notification: Notification | undefined,
   ) {
-    super(`Notification ${notificationId} was still ${notification.status} after ${timeoutMs} ms`);
-    this.lastStatus = notification.status;
+    super(
+      notification
+        ? `Notification ${notificationId} was still ${notification.status} after ${timeoutMs} ms`
+        : `Notification ${notificationId} could not be read within ${timeoutMs} ms`,
+    );
+    this.lastStatus = notification?.status;
   }
 }
 

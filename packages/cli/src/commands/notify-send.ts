@@ -98,7 +98,10 @@ async function waitAndReport(context: Context, herald: Herald, submission: Submi
     notification = await herald.notifications.waitForDelivery(id, { timeoutMs, intervalMs: POLL_MS });
   } catch (error) {
     if (error instanceof HeraldWaitTimeoutError) {
-      out.result({ submission, notification: error.notification }, () => showRecord(context, error.notification, sentWith));
+      const { notification: last } = error;
+      // No read answered in time (a rate limit, a slow gateway): the submission is what is known.
+      if (last) out.result({ submission, notification: last }, () => showRecord(context, last, sentWith));
+      else out.result({ submission, notification: null }, () => showSubmission(out, submission, keyLabel(sentWith)));
       throw withRetryKey(new CliError(EXIT.error, 'WAIT_TIMEOUT', `${error.message}; check later with \`herald notify status ${id}\``), retry.idempotencyKey, retry.note);
     }
     // The send was accepted; only reading its outcome failed (a rate limit, the network).

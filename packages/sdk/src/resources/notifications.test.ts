@@ -73,9 +73,11 @@ describe('notifications.send', () => {
     assert.equal(seen[0].headers['idempotency-key'], undefined);
   });
 
-  it('refuses two different keys', () => {
-    const { fetch } = scripted([202, submission]);
+  it('refuses two different keys, an empty one included', () => {
+    const { seen, fetch } = scripted([202, submission]);
     assert.throws(() => notifications(fetch).send({ ...message, idempotencyKey: 'a' }, { idempotencyKey: 'b' }), TypeError);
+    assert.throws(() => notifications(fetch).send({ ...message, idempotencyKey: '' }, { idempotencyKey: 'b' }), TypeError);
+    assert.equal(seen.length, 0);
   });
 
   it('does not retry a 503 without a key: the send may have happened', async () => {
@@ -161,6 +163,31 @@ describe('notifications.waitForDelivery', () => {
     assert.deepEqual(time.sleeps, [300]);
   });
 
+  it('rejects with HeraldWaitTimeoutError, not the 429, when the rate limit outlasts timeoutMs', async () => {
+    const { options } = fakeTime();
+    const limited: [number, unknown] = [429, { statusCode: 429, error: 'Too Many Requests', message: 'slow down', code: 'RATE_LIMIT_EXCEEDED' }];
+    const read = scripted([200, record('queued')], limited);
+    const error = await notifications(read.fetch, { ...options, maxRetries: 0 }).waitForDelivery('n1', { timeoutMs: 2500, intervalMs: 500 }).catch((e) => e);
+    assert.ok(error instanceof HeraldWaitTimeoutError, String(error));
+    assert.equal(error.lastStatus, 'queued', 'the last record read');
+    const never = scripted(limited);
+    const unread = await notifications(never.fetch, { ...fakeTime().options, maxRetries: 0 }).waitForDelivery('n1', { timeoutMs: 2500, intervalMs: 500 }).catch((e) => e);
+    assert.ok(unread instanceof HeraldWaitTimeoutError);
+    assert.equal(unread.notification, undefined);
+    assert.match(unread.message, /could not be read within 2500 ms/);
+  });
+
+  it('ends a read still under way a second after timeoutMs, retries included', async () => {
+    // A gateway that never answers; the read's own timeout (30 s) would outlast the wait.
+    const fetch: FetchLike = (_url, init) =>
+      new Promise((_resolve, reject) => init.signal?.addEventListener('abort', () => reject(init.signal!.reason)));
+    const started = Date.now();
+    const error = await new Notifications(new RequestCore({ baseUrl: 'http://gateway.test', fetch })).waitForDelivery('n1', { timeoutMs: 100 }).catch((e) => e);
+    assert.ok(error instanceof HeraldWaitTimeoutError, String(error));
+    assert.equal(error.notification, undefined);
+    assert.ok(Date.now() - started < 10_000, 'not the read timeout of 30 s, nor its retries');
+  });
+
   it('refuses an interval that is not a number > 0 or a timeout that is not a number ≥ 0 before any read', async () => {
     const { seen, fetch } = scripted([200, record('queued')]);
     for (const wait of [{ intervalMs: 0 }, { intervalMs: -5 }, { intervalMs: Number.NaN }, { intervalMs: Number.POSITIVE_INFINITY }, { timeoutMs: -1 }, { timeoutMs: Number.NaN }]) {
@@ -186,6 +213,14 @@ describe('notifications.waitForDelivery', () => {
 });
 
 describe('identities', () => {
+  it('does not retry an erasure after a 5xx: the first attempt may have used its challenge up', async () => {
+    const { seen, fetch } = scripted(unavailable, [200, { deleted: true }]);
+    const identities = new Identities(new RequestCore({ baseUrl: 'http://gateway.test', fetch, ...fakeTime().options }));
+    const error = await identities.delete(message.wallet, { nonce: 'n', signature: 's' }).catch((e) => e);
+    assert.ok(error instanceof HeraldApiError && error.statusCode === 503);
+    assert.equal(seen.length, 1);
+  });
+
   it('never sends the API key to the public routes', async () => {
     const { seen, fetch } = scripted([200, { message: 'm', nonce: 'n', expiresAt: '2026-01-01T00:00:00.000Z' }]);
     await new Identities(new RequestCore({ baseUrl: 'http://gateway.test', token: 'hrld_live_secret', fetch })).challenge({ wallet: message.wallet });

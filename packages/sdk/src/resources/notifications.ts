@@ -152,6 +152,9 @@ export interface SendOptions extends RequestOptions {
   idempotencyKey?: string;
 }
 
+/** How long a read under way when a wait's `timeoutMs` passes may still take. */
+const READ_GRACE_MS = 1000;
+
 /** Statuses a notification never leaves. */
 export const FINAL_STATUSES: ReadonlySet<NotificationStatus> = new Set(['delivered', 'bounced', 'failed', 'opted_out']);
 
@@ -168,10 +171,11 @@ export class Notifications {
   send(params: NotificationParams, options: SendOptions = {}): Promise<Submission> {
     const { idempotencyKey: optionKey, ...requestOptions } = options;
     const key = params.idempotencyKey ?? optionKey;
-    if (params.idempotencyKey && optionKey && params.idempotencyKey !== optionKey) {
+    // An empty key (an unset environment variable) is a key given, not one left out.
+    if (params.idempotencyKey !== undefined && optionKey !== undefined && params.idempotencyKey !== optionKey) {
       throw new TypeError('send: params.idempotencyKey and options.idempotencyKey differ; give one');
     }
-    const body = key ? { ...params, idempotencyKey: key } : params;
+    const body = key !== undefined ? { ...params, idempotencyKey: key } : params;
     return this.core.request({ method: 'POST', path: '/v1/notify', body, retrySafe: Boolean(key) }, requestOptions);
   }
 
@@ -214,7 +218,9 @@ export class Notifications {
   /**
    * Reads the record every `intervalMs` until its status is final (`delivered`, `bounced`,
    * `failed` or `opted_out`) and resolves with it, whichever that is: check `status`. Rejects with
-   * HeraldWaitTimeoutError after `timeoutMs`, carrying the last record read.
+   * HeraldWaitTimeoutError after `timeoutMs`, carrying the last record read: a read still under
+   * way then (its retries included) is given at most a second more, and a rate limit still in
+   * force is sat out until then.
    * @example const record = await herald.notifications.waitForDelivery(notificationId, { timeoutMs: 30_000 });
    */
   async waitForDelivery(id: string, wait: WaitForDeliveryOptions = {}, options: RequestOptions = {}): Promise<Notification> {
@@ -224,22 +230,28 @@ export class Notifications {
     // 0, a negative number or NaN polled in a tight loop, spending the protocol's rate limit.
     if (!(Number.isFinite(intervalMs) && intervalMs > 0)) throw new RangeError(`intervalMs must be a number of milliseconds > 0, got ${intervalMs}`);
     const deadline = this.core.now() + timeoutMs;
+    let last: Notification | undefined;
     for (;;) {
-      let record: Notification;
+      const left = deadline - this.core.now();
+      // The wait's own deadline ends a read under way, retries and all (a second's grace past it).
+      const readDeadline = Number.isFinite(left) ? AbortSignal.timeout(Math.max(left, 0) + READ_GRACE_MS) : undefined;
+      const readSignal = readDeadline && signal ? AbortSignal.any([signal, readDeadline]) : (readDeadline ?? signal);
       try {
-        record = await this.get(id, { ...options, signal });
+        last = await this.get(id, { ...options, signal: readSignal });
       } catch (error) {
+        if (readDeadline?.aborted && !signal?.aborted) throw new HeraldWaitTimeoutError(id, timeoutMs, last);
         // Still rate-limited after the read's own retries (other calls of the protocol share the
         // limit): the wait sits it out rather than failing while the notification is on its way.
-        const left = deadline - this.core.now();
-        if (!(error instanceof HeraldApiError && error.statusCode === 429) || left <= 0) throw error;
-        await this.core.wait(Math.min(Math.max((error.retryAfterSeconds ?? 0) * 1000, intervalMs), left), signal);
+        if (!(error instanceof HeraldApiError && error.statusCode === 429)) throw error;
+        const rest = deadline - this.core.now();
+        if (rest <= 0) throw new HeraldWaitTimeoutError(id, timeoutMs, last);
+        await this.core.wait(Math.min(Math.max((error.retryAfterSeconds ?? 0) * 1000, intervalMs), rest), signal);
         continue;
       }
-      if (FINAL_STATUSES.has(record.status)) return record;
-      const left = deadline - this.core.now();
-      if (left <= 0) throw new HeraldWaitTimeoutError(id, timeoutMs, record);
-      await this.core.wait(Math.min(intervalMs, left), signal);
+      if (FINAL_STATUSES.has(last.status)) return last;
+      const remaining = deadline - this.core.now();
+      if (remaining <= 0) throw new HeraldWaitTimeoutError(id, timeoutMs, last);
+      await this.core.wait(Math.min(intervalMs, remaining), signal);
     }
   }
 }
