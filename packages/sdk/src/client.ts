@@ -109,23 +109,23 @@ export type { Analytics, AnalyticsPeriod, Audience, Engagement, EngagementParams
 /** Settings shared by Herald and HeraldAdmin. */
 export interface ClientOptions {
   /** Gateway address; default `http://localhost:3000`. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** Limit per attempt in milliseconds; default 30 000. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Retries after the first attempt on network errors, 5xx and 429; default 2, 0 disables. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** A `fetch` to use instead of the global one. */
-  fetch?: FetchLike;
+  fetch?: FetchLike | undefined;
   /** Replaces the default User-Agent, e.g. to name your integration. */
-  userAgent?: string;
+  userAgent?: string | undefined;
 }
 
 export interface HeraldOptions extends ClientOptions {
   /**
    * `hrld_live_…` or `hrld_test_…`. Only `health` and `identities` work without one: every
-   * other /v1 call answers 401 `INVALID_API_KEY`.
+   * other /v1 call answers 401 `INVALID_API_KEY`. `undefined` (an unset environment variable) is none.
    */
-  apiKey?: string;
+  apiKey?: string | undefined;
 }
 
 export interface HeraldAdminOptions extends ClientOptions {
