@@ -35,7 +35,7 @@ export interface PositionAtRisk {
 export type Outcome =
   | { outcome: 'delivered'; notificationId: string; channel: string | null; duplicate: boolean }
   | { outcome: 'not_delivered'; notificationId: string; status: string; error: string | null }
-  | { outcome: 'still_pending'; notificationId: string; status: string }
+  | { outcome: 'still_pending'; notificationId: string; status: string | undefined }
   | { outcome: 'opted_out'; notificationId: string }
   | { outcome: 'unreachable'; notificationId: string }
   | { outcome: 'not_registered' };
@@ -71,6 +71,7 @@ export async function notifyPositionAtRisk(herald: Herald, event: PositionAtRisk
     return { outcome: 'not_delivered', notificationId, status: record.status, error: record.error };
   } catch (error) {
     // Not an error of the send: the message may still arrive. Check it later, or rely on a webhook.
+    // (`lastStatus` is undefined when no read answered in time.)
     if (error instanceof HeraldWaitTimeoutError) return { outcome: 'still_pending', notificationId, status: error.lastStatus };
     throw error;
   }
