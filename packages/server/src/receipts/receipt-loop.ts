@@ -12,8 +12,6 @@ import { writeBatchMemos } from './write-batch-memos.js';
 
 /** Stopping the loop also ends the prover process and closes the chains. */
 class ReceiptLoop extends JobLoop {
-  stopping = false;
-
   constructor(
     private readonly work: ReceiptWork,
     pass: () => Promise<number>,
@@ -23,7 +21,6 @@ class ReceiptLoop extends JobLoop {
   }
 
   override async stop(): Promise<void> {
-    this.stopping = true;
     this.work.stopping.abort();
     await super.stop();
     await Promise.all([...this.work.writes.production, ...this.work.writes.sandbox]);
@@ -96,7 +93,7 @@ export function receiptLoop(deps: Deps): JobLoop {
     const committed = await commitLeaves(work);
     const closed = await closeBatches(work);
     const written = await writeBatchMemos(work);
-    const proven = await proveReceipts(work, { sliceMs: 2000, parallel: 2, stopping: () => loop.stopping });
+    const proven = await proveReceipts(work, { sliceMs: 2000, parallel: 2, stopping: () => work.stopping.signal.aborted });
     if (proven) deps.wakeup.notify('webhooks');
     return committed + closed + written + proven;
   };
