@@ -136,6 +136,11 @@ describe('schedules API', () => {
         (b) => ({ ...b, scheduledFor: '2025-12-31T23:59:59Z' }),
         /^scheduledFor must be in the future: 2025-12-31T23:59:59Z in UTC is 2025-12-31T23:59:59Z, now is 2026-01-01T00:00:00Z$/,
       ],
+      [
+        'scheduledFor in the first century',
+        (b) => ({ ...b, scheduledFor: '0050-06-01T09:00:00Z' }),
+        /^scheduledFor must be in the future: 0050-06-01T09:00:00Z in UTC is 0050-06-01T09:00:00Z, now is 2026-01-01T00:00:00Z$/,
+      ],
       ['scheduledFor exactly now', (b) => ({ ...b, scheduledFor: '2026-01-01T00:00:00' }), /^scheduledFor must be in the future/],
       [
         'scheduledFor in the past once taken in the zone',

@@ -32,8 +32,13 @@ describe('parseWallClock', () => {
     assert.equal(parseWallClock('2028-02-29T00:00:00'), Date.UTC(2028, 1, 29));
   });
 
+  it('takes years 0000–0099 as written, not as 1900–1999', () => {
+    assert.equal(new Date(parseWallClock('0050-01-01T00:00:00')!).toISOString(), '0050-01-01T00:00:00.000Z');
+    assert.equal(new Date(parseWallClock('0000-02-29T12:30:00')!).toISOString(), '0000-02-29T12:30:00.000Z');
+  });
+
   it('refuses what is not an ISO 8601 date-time or does not exist', () => {
-    for (const text of ['2026-06-01', '09:00', 'tomorrow', '2026-6-1T09:00:00Z', '2026-02-30T09:00:00Z', '2027-02-29T00:00:00', '2026-13-01T00:00:00', '2026-06-01T24:00:00', '2026-06-01T09:60:00', '2026-06-01T09:00:60', '0050-01-01T00:00:00', '2026-06-01T09:00:00+5', '1780000000']) {
+    for (const text of ['2026-06-01', '09:00', 'tomorrow', '2026-6-1T09:00:00Z', '2026-02-30T09:00:00Z', '2027-02-29T00:00:00', '2026-13-01T00:00:00', '2026-06-01T24:00:00', '2026-06-01T09:60:00', '2026-06-01T09:00:60', '0050-02-29T00:00:00', '2026-06-01T09:00:00+5', '1780000000']) {
       assert.equal(parseWallClock(text), undefined, text);
     }
   });

@@ -146,9 +146,11 @@ export function parseWallClock(text: string): number | undefined {
   if (offsetOf(match) === null) return undefined;
   const millisecond = match[7] ? Number(match[7].slice(0, 3).padEnd(3, '0')) : 0;
   if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return undefined;
-  const local = Date.UTC(year, month - 1, day, hour, minute, second, millisecond);
-  // Date.UTC rolls 30 February over into March; a real date survives the round trip.
-  const check = new Date(local);
+  // Date.UTC reads years 0–99 as 1900–1999; setUTCFullYear takes the year as written.
+  const check = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, millisecond));
+  check.setUTCFullYear(year, month - 1, day);
+  const local = check.getTime();
+  // A day past the month's end (30 February) rolls over into the next month; a real date survives.
   if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return undefined;
   return local;
 }
