@@ -50,10 +50,10 @@ describe('MCP endpoint over raw JSON-RPC', () => {
    * POST /mcp with exactly the given headers: Content-Type only by default. node:http, because
    * fetch adds `Accept: *\/*` to every request.
    */
-  function post(body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  function post(body: unknown, headers: Record<string, string> = {}, path = '/mcp'): Promise<Answer> {
     const payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
     return new Promise((resolve, reject) => {
-      const req = request(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      const req = request(`${gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
@@ -134,7 +134,8 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     assert.equal(res.status, 200);
     const byId = Object.fromEntries(res.body.map((answer: { id: number }) => [answer.id, answer]));
     assert.deepEqual(byId[10].result, {});
-    isJsonRpcError(byId[11], -32602, 11);
+    assert.equal(byId[11].result.isError, true);
+    assert.match(byId[11].result.content[0].text, /^Invalid arguments for tool get_doc_page: slug/);
   });
 
   it('answers every member of a batch in order: an initialize among them, and members sharing an id', async () => {
@@ -249,18 +250,17 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     isJsonRpcError(batch.body[1], -32601, 2);
   });
 
-  it('-32602 for invalid params: bad tool arguments, unknown tools, malformed initialize and tools/call', async () => {
-    const cases: [unknown, RegExp][] = [
-      [{ name: 'search_herald_docs', arguments: { query: 1 } }, /query/],
-      [{ name: 'search_herald_docs', arguments: { query: 'x', maxResults: 50 } }, /maxResults/],
-      [{ name: 'get_integration_example', arguments: { pattern: 3 } }, /pattern/],
-      [{ name: 'get_doc_page' }, /slug/],
-      [{ name: 'no_such_tool', arguments: {} }, /Unknown tool "no_such_tool"/],
-      [{ arguments: {} }, /name/],
-      [{ name: 'get_doc_page', arguments: 'slug=quickstart' }, /arguments/],
+  it('-32602 for invalid params: unknown tools, malformed initialize and tools/call, unknown cursors, a malformed _meta', async () => {
+    const cases: [string, unknown, RegExp][] = [
+      ['tools/call', { name: 'no_such_tool', arguments: {} }, /Unknown tool "no_such_tool"/],
+      ['tools/call', { arguments: {} }, /name/],
+      ['tools/call', { name: 'get_doc_page', arguments: 'slug=quickstart' }, /arguments/],
+      ['tools/list', { cursor: 'abc' }, /^Invalid params for tools\/list: unknown cursor "abc"/],
+      ['tools/call', { name: 'get_doc_page', arguments: { slug: 'mcp' }, _meta: 5 }, /^Invalid params for tools\/call: params\._meta must be an object/],
+      ['ping', { _meta: { progressToken: {} } }, /^Invalid params for ping: params\._meta/],
     ];
-    for (const [params, message] of cases) {
-      const res = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params });
+    for (const [method, params, message] of cases) {
+      const res = await post({ jsonrpc: '2.0', id: 9, method, params });
       assert.equal(res.status, 200, JSON.stringify(params));
       isJsonRpcError(res.body, -32602, 9);
       assert.match(res.body.error.message, message);
@@ -268,6 +268,54 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     const init = await post({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { capabilities: {} } });
     isJsonRpcError(init.body, -32602, 'i');
     assert.match(init.body.error.message, /protocolVersion/);
+    // A notification with a malformed _meta gets no answer, as any notification; in a batch, a request's -32602 takes its place.
+    const notification = await post({ jsonrpc: '2.0', method: 'notifications/initialized', params: { _meta: [] } });
+    assert.equal(notification.status, 202);
+    assert.equal(notification.body, undefined);
+    const batch = await post([
+      { jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: 'x' } },
+      { jsonrpc: '2.0', method: 'notifications/initialized', params: { _meta: 1 } },
+      { jsonrpc: '2.0', id: 2, method: 'ping', params: { _meta: { progressToken: 7 } } },
+    ]);
+    assert.equal(batch.status, 200);
+    assert.equal(batch.body.length, 2);
+    isJsonRpcError(batch.body[0], -32602, 1);
+    assert.deepEqual(batch.body[1], { jsonrpc: '2.0', id: 2, result: {} });
+  });
+
+  it('answers tool arguments that do not match the schema with an isError result naming them (MCP 2025-11-25)', async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ name: 'search_herald_docs', arguments: { query: 1 } }, /^Invalid arguments for tool search_herald_docs: query/],
+      [{ name: 'search_herald_docs', arguments: { query: 'x', maxResults: 50 } }, /maxResults/],
+      [{ name: 'get_integration_example', arguments: { pattern: 3 } }, /pattern/],
+      [{ name: 'get_doc_page' }, /slug/],
+    ];
+    for (const [params, message] of cases) {
+      const res = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params });
+      assert.equal(res.status, 200, JSON.stringify(params));
+      assert.equal(res.body.id, 9);
+      assert.equal(res.body.error, undefined, JSON.stringify(res.body));
+      assert.equal(res.body.result.isError, true);
+      assert.equal(res.body.result.content[0].type, 'text');
+      assert.match(res.body.result.content[0].text, message);
+    }
+  });
+
+  it('serves a tools/call asking to run as a task as a plain call (no task support is declared)', async () => {
+    const res = await post({ jsonrpc: '2.0', id: 't', method: 'tools/call', params: { name: 'get_doc_page', arguments: { slug: 'quickstart' }, task: { ttl: 1000 } } });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.id, 't');
+    assert.equal(res.body.result.isError, undefined, JSON.stringify(res.body));
+    assert.match(res.body.result.content[0].text, /Quickstart/i);
+  });
+
+  it('answers at /mcp/ as at /mcp', async () => {
+    const ping = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, {}, '/mcp/');
+    assert.equal(ping.status, 200);
+    assert.deepEqual(ping.body, { jsonrpc: '2.0', id: 1, result: {} });
+    assert.equal(ping.headers.get('access-control-allow-origin'), '*');
+    const bad = await post('{', {}, '/mcp/');
+    isJsonRpcError(bad.body, -32700);
   });
 
   it('every answered request, hijacked by the transport or refused before it, leaves the count of requests in flight', async () => {

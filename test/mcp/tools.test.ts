@@ -155,7 +155,7 @@ describe('MCP tools through the SDK client', () => {
     }
   });
 
-  it('answers bad arguments and unknown tools with JSON-RPC -32602', async () => {
+  it('answers bad arguments with an isError result naming them, and unknown tools with JSON-RPC -32602', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['search_herald_docs', {}, /query/],
       ['search_herald_docs', { query: '' }, /query: must hold at least one word, not only spaces/],
@@ -169,13 +169,16 @@ describe('MCP tools through the SDK client', () => {
       ['get_integration_example', { pattern: ['backend'] }, /pattern/],
       ['get_doc_page', { slug: null }, /slug/],
       ['get_herald_context', { verbose: true }, /verbose/],
-      ['get_everything', {}, /Unknown tool "get_everything". Valid tools: get_herald_context, search_herald_docs, get_integration_example, get_doc_page/],
     ];
     for (const [name, args, message] of cases) {
-      const error = await rejection(name, args);
-      assert.equal(error.code, ErrorCode.InvalidParams, `${name} ${JSON.stringify(args)}`);
-      assert.match(error.message, message, `${name} ${JSON.stringify(args)}`);
+      const result = await call(name, args);
+      assert.equal(result.isError, true, `${name} ${JSON.stringify(args)}`);
+      assert.match(textOf(result), new RegExp(`^Invalid arguments for tool ${name}: `), `${name} ${JSON.stringify(args)}`);
+      assert.match(textOf(result), message, `${name} ${JSON.stringify(args)}`);
     }
+    const error = await rejection('get_everything', {});
+    assert.equal(error.code, ErrorCode.InvalidParams);
+    assert.match(error.message, /Unknown tool "get_everything". Valid tools: get_herald_context, search_herald_docs, get_integration_example, get_doc_page/);
   });
 
   it('answers a method it does not serve with -32601', async () => {

@@ -29,33 +29,54 @@ function describeIssues(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
 }
 
-/** Why a request's params are invalid, or undefined when they are fine. */
-export function invalidParams(request: JSONRPCRequest, tools: Map<string, HeraldTool>): string | undefined {
+/**
+ * What is wrong with a request's params: a protocol error (-32602: malformed params, an unknown
+ * tool, a cursor this server never issued), or tool arguments that do not match the tool's schema,
+ * which MCP 2025-11-25 answers as a tool result with `isError` so that the model reads the reason
+ * and can correct its call. Undefined when they are fine.
+ */
+export type ParamsProblem = { protocol: string } | { toolArguments: string };
+
+export function invalidParams(request: JSONRPCRequest, tools: Map<string, HeraldTool>): ParamsProblem | undefined {
   const schema = PARAMS_SCHEMAS.get(request.method);
   if (!schema) return undefined;
   const envelope = schema.safeParse(request);
-  if (!envelope.success) return `Invalid params for ${request.method}: ${describeIssues(envelope.error)}`;
+  if (!envelope.success) return { protocol: `Invalid params for ${request.method}: ${describeIssues(envelope.error)}` };
+  if (request.method === 'tools/list') {
+    // Every list fits one page, so this server never issues a cursor.
+    const cursor = (request.params as { cursor?: unknown } | undefined)?.cursor;
+    return cursor === undefined ? undefined : { protocol: `Invalid params for tools/list: unknown cursor ${JSON.stringify(cursor)} (this server lists every tool in one page)` };
+  }
   if (request.method !== 'tools/call') return undefined;
   const { name, arguments: args } = request.params as { name: string; arguments?: Record<string, unknown> };
   const tool = tools.get(name);
-  if (!tool) return `Unknown tool "${name}". Valid tools: ${[...tools.keys()].join(', ')}`;
+  if (!tool) return { protocol: `Unknown tool "${name}". Valid tools: ${[...tools.keys()].join(', ')}` };
   const parsed = tool.input.safeParse(args ?? {});
-  if (!parsed.success) return `Invalid arguments for tool ${name}: ${describeIssues(parsed.error)}`;
+  if (!parsed.success) return { toolArguments: `Invalid arguments for tool ${name}: ${describeIssues(parsed.error)}` };
   return undefined;
 }
 
 /**
- * Answers invalid params with -32602 before the SDK sees them. The SDK would answer a malformed
- * request with -32603 (internal error) and bad tool arguments with an `isError` tool result; the
- * JSON-RPC contract of this endpoint is -32602 for both.
+ * Answers invalid params before the SDK sees them: a malformed request with -32602 (the SDK would
+ * answer -32603, internal error), bad tool arguments with an `isError` result naming every bad
+ * argument. A tools/call asking to run as a task (`params.task`) is served as a plain call: this
+ * server declares no task support, and MCP has such a server ignore the augmentation.
  */
 function guardParams(transport: Transport, tools: Map<string, HeraldTool>): void {
   const deliver = transport.onmessage!;
   transport.onmessage = (message, extra) => {
-    const problem = isJSONRPCRequest(message) ? invalidParams(message, tools) : undefined;
-    if (problem === undefined) return deliver(message, extra);
-    const id = (message as JSONRPCRequest).id;
-    void transport.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: problem } });
+    if (!isJSONRPCRequest(message)) return deliver(message, extra);
+    const problem = invalidParams(message, tools);
+    if (problem === undefined) {
+      if (message.method === 'tools/call' && message.params && 'task' in message.params) {
+        const { task: _ignored, ...params } = message.params;
+        return deliver({ ...message, params }, extra);
+      }
+      return deliver(message, extra);
+    }
+    const { id } = message;
+    if ('protocol' in problem) void transport.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: problem.protocol } });
+    else void transport.send({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: problem.toolArguments }], isError: true } });
   };
 }
 

@@ -43,6 +43,31 @@ const INEXACT_ID =
 /** The -32600 answer to a value that is not a JSON-RPC message. */
 const notAMessage = (value: unknown) => jsonRpcError(INVALID_REQUEST, hasExactId(value) ? NOT_A_MESSAGE : INEXACT_ID, idOf(value));
 
+/**
+ * The message without `params._meta`: a malformed `_meta` inside object params is a fault of the
+ * params (-32602, judged with the method's params), not of the message's JSON-RPC shape (-32600).
+ */
+function withoutMeta(message: unknown): unknown {
+  const params = (message as { params?: unknown } | null)?.params;
+  if (typeof params !== 'object' || params === null || Array.isArray(params) || !('_meta' in params)) return message;
+  const { _meta: _ignored, ...rest } = params as Record<string, unknown>;
+  return { ...(message as object), params: rest };
+}
+
+export const INVALID_PARAMS = -32602;
+
+/**
+ * The answer to a JSON-RPC message whose only fault is a malformed `params._meta` (the SDK's
+ * transport would call it a parse error): -32602 for a request, null for a notification or a
+ * response, which get no answer; undefined when the message has no such fault.
+ */
+export function metaFault(message: unknown): JsonRpcErrorBody | null | undefined {
+  if (JSONRPCMessageSchema.safeParse(message).success) return undefined;
+  const { id, method } = message as { id?: unknown; method?: unknown };
+  if (id === undefined || typeof method !== 'string') return null;
+  return jsonRpcError(INVALID_PARAMS, `Invalid params for ${method}: params._meta must be an object, its progressToken (if any) a string or a number`, idOf(message));
+}
+
 /** A member of a request body: a JSON-RPC message to serve, or the -32600 error of a batch member that is not one. */
 export type JsonRpcMember = { message: unknown } | { invalid: JsonRpcErrorBody };
 
@@ -73,7 +98,7 @@ export function readJsonRpcBody(raw: Buffer | string | undefined, maxBatch = MAX
   } catch (error) {
     return { error: jsonRpcError(PARSE_ERROR, `Parse error: ${text ? (error as Error).message : 'the body is empty'}`) };
   }
-  const isMessage = (message: unknown) => hasExactId(message) && JSONRPCMessageSchema.safeParse(message).success;
+  const isMessage = (message: unknown) => hasExactId(message) && JSONRPCMessageSchema.safeParse(withoutMeta(message)).success;
   if (!Array.isArray(value)) return isMessage(value) ? { members: [{ message: value }], batch: false } : { error: notAMessage(value) };
   if (value.length === 0) return { error: jsonRpcError(INVALID_REQUEST, 'Invalid Request: empty batch') };
   if (value.length > maxBatch) return { error: jsonRpcError(INVALID_REQUEST, `Invalid Request: a batch holds at most ${maxBatch} messages, this one has ${value.length}`) };

@@ -9,7 +9,7 @@ import { acceptsJson } from './accepts-json.js';
 import { connectMcpServer } from './create-mcp-server.js';
 import { buildHeraldTools, type HeraldTool } from './herald-tools.js';
 import { loadDocsLibrary } from './load-docs-library.js';
-import { idOf, INTERNAL_ERROR, jsonRpcError, MAX_BATCH, readJsonRpcBody, SERVER_ERROR, type JsonRpcBody } from './read-jsonrpc-body.js';
+import { idOf, INTERNAL_ERROR, jsonRpcError, MAX_BATCH, metaFault, readJsonRpcBody, SERVER_ERROR, type JsonRpcBody } from './read-jsonrpc-body.js';
 
 const METHOD_NOT_ALLOWED = jsonRpcError(SERVER_ERROR, 'Method not allowed: this endpoint is stateless, send JSON-RPC with POST');
 // Ours, not the transport's: it would ask for text/event-stream too, which this endpoint never sends.
@@ -110,6 +110,12 @@ async function answerMembers(tools: HeraldTool[], request: FastifyRequest, body:
       answers.push(member.invalid);
       continue;
     }
+    const fault = metaFault(member.message);
+    if (fault !== undefined) {
+      if (!body.batch) return fault ? { status: 200, payload: JSON.stringify(fault) } : { status: 202, payload: undefined };
+      if (fault) answers.push(fault);
+      continue;
+    }
     const { status, text } = await serveOne(tools, request, member.message);
     if (!body.batch || status >= 400) return { status, payload: withLoneId(body, status, text) || undefined };
     if (text) answers.push(JSON.parse(text));
@@ -182,38 +188,43 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       return payload;
     });
 
-    scope.post(
-      '/mcp',
-      {
-        config: { access: 'public' },
-        schema: {
-          tags: ['mcp'],
-          summary: 'MCP documentation endpoint (JSON-RPC 2.0 over Streamable HTTP)',
-          description:
-            'Stateless MCP server answering JSON. Methods: initialize, ping, tools/list, tools/call (and notifications such as notifications/initialized, answered 202). Tools: get_herald_context, search_herald_docs {query, maxResults}, get_integration_example {pattern}, get_doc_page {slug}. No authentication; Content-Type: application/json is enough (no Accept header needed).',
+    // `/mcp/` too: client configurations often carry a trailing slash.
+    for (const url of ['/mcp', '/mcp/']) {
+      const hide = url !== '/mcp';
+      scope.post(
+        url,
+        {
+          config: { access: 'public' },
+          schema: {
+            hide,
+            tags: ['mcp'],
+            summary: 'MCP documentation endpoint (JSON-RPC 2.0 over Streamable HTTP)',
+            description:
+              'Stateless MCP server answering JSON. Methods: initialize, ping, tools/list, tools/call (and notifications such as notifications/initialized, answered 202). Tools: get_herald_context, search_herald_docs {query, maxResults}, get_integration_example {pattern}, get_doc_page {slug}. No authentication; Content-Type: application/json is enough (no Accept header needed).',
+          },
         },
-      },
-      (request, reply) => answerMcp(deps, tools, request, reply),
-    );
-    // A browser's CORS preflight: any request headers the client names may be sent.
-    scope.options('/mcp', { config: { access: 'public' }, schema: { hide: true } }, async (request, reply) =>
-      reply
-        .code(204)
-        .headers({
-          allow: ALLOWED_METHODS,
-          'access-control-allow-methods': 'POST',
-          'access-control-allow-headers': request.headers['access-control-request-headers'] ?? 'content-type',
-          'access-control-max-age': String(PREFLIGHT_MAX_AGE_S),
-        })
-        .send(),
-    );
-    // Every other method is refused in JSON-RPC too (HEAD comes with GET).
-    scope.route({
-      method: ['GET', 'DELETE', 'PUT', 'PATCH'],
-      url: '/mcp',
-      config: { access: 'public' },
-      schema: { hide: true },
-      handler: async (_request, reply) => reply.code(405).header('Allow', ALLOWED_METHODS).send(METHOD_NOT_ALLOWED),
-    });
+        (request, reply) => answerMcp(deps, tools, request, reply),
+      );
+      // A browser's CORS preflight: any request headers the client names may be sent.
+      scope.options(url, { config: { access: 'public' }, schema: { hide: true } }, async (request, reply) =>
+        reply
+          .code(204)
+          .headers({
+            allow: ALLOWED_METHODS,
+            'access-control-allow-methods': 'POST',
+            'access-control-allow-headers': request.headers['access-control-request-headers'] ?? 'content-type',
+            'access-control-max-age': String(PREFLIGHT_MAX_AGE_S),
+          })
+          .send(),
+      );
+      // Every other method is refused in JSON-RPC too (HEAD comes with GET).
+      scope.route({
+        method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+        url,
+        config: { access: 'public' },
+        schema: { hide: true },
+        handler: async (_request, reply) => reply.code(405).header('Allow', ALLOWED_METHODS).send(METHOD_NOT_ALLOWED),
+      });
+    }
   });
 }
