@@ -141,7 +141,7 @@ describe('error model', () => {
     const cases: [unknown, RegExp][] = [
       [{ tier: 1 }, /^name is required$/],
       [{ name: 'x', tier: '1' }, /^tier must be an integer$/],
-      [{ name: 'x', tier: 9 }, /^tier must be <= 3$/],
+      [{ name: 'x', tier: 9 }, /^tier must be at most 3$/],
       [{ name: 'x', tier: 1, overageEnabled: 'yes' }, /^overageEnabled must be a boolean$/],
       [[1, 2], /body must be an object/],
       ['"just a string"', /body must be an object/],

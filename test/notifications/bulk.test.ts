@@ -49,10 +49,10 @@ describe('POST /v1/notify/bulk', () => {
     const none = await bulk([]);
     assert.equal(none.status, 400);
     assert.equal(none.body.code, 'VALIDATION_ERROR');
-    assert.match(none.body.message, /^notifications must NOT have fewer than 1 items$/);
+    assert.match(none.body.message, /^notifications must hold at least 1 item$/);
     const tooMany = await bulk(Array.from({ length: 101 }, () => item()));
     assert.equal(tooMany.status, 400);
-    assert.match(tooMany.body.message, /^notifications must NOT have more than 100 items$/);
+    assert.match(tooMany.body.message, /^notifications must hold at most 100 items$/);
     const missing = await call(gw.url, acme.apiKey, 'POST', '/v1/notify/bulk', {});
     assert.equal(missing.status, 400);
     assert.match(missing.body.message, /^notifications is required$/);

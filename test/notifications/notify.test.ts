@@ -68,7 +68,7 @@ describe('POST /v1/notify', () => {
       ['unknown channel', (b) => ({ ...b, preferredChannel: 'fax' }), /^preferredChannel must be one of: email, telegram, sms$/],
       ['receipt a string', (b) => ({ ...b, receipt: 'yes' }), /^receipt must be a boolean$/],
       ['templateVariables an array', (b) => ({ ...b, templateVariables: [1] }), /^templateVariables must be an object$/],
-      ['idempotencyKey too long', (b) => ({ ...b, idempotencyKey: 'k'.repeat(256) }), /^idempotencyKey must NOT have more than 255 characters$/],
+      ['idempotencyKey too long', (b) => ({ ...b, idempotencyKey: 'k'.repeat(256) }), /^idempotencyKey must be at most 255 characters long$/],
       ['idempotencyKey a number', (b) => ({ ...b, idempotencyKey: 7 }), /^idempotencyKey must be a string$/],
       ['body null', (b) => ({ ...b, body: null }), /^body must be a string$/],
     ];

@@ -118,7 +118,7 @@ describe('schedules API', () => {
       ['an unknown timezone', (b) => ({ ...b, timezone: 'Mars/Base' }), /^timezone must be an IANA time zone name such as America\/New_York, got "Mars\/Base"$/],
       ['a fixed-offset timezone', (b) => ({ ...b, timezone: '+03:00' }), /^timezone must be an IANA time zone name/],
       ['timezone as a number', (b) => ({ ...b, timezone: 5 }), /^timezone must be a string$/],
-      ['an empty timezone', (b) => ({ ...b, timezone: '' }), /^timezone must NOT have fewer than 1 characters$/],
+      ['an empty timezone', (b) => ({ ...b, timezone: '' }), /^timezone must not be empty$/],
     ];
     const oneTime: [string, (b: any) => any, RegExp][] = [
       ['missing scheduledFor', ({ scheduledFor: _s, ...b }) => b, /^scheduledFor is required$/],

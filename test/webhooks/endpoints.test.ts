@@ -93,7 +93,7 @@ describe('webhook endpoints API', () => {
       for (const key of [acme.apiKey, acme.sandboxApiKey]) {
         const res = await call(gw.url, key, method, path, body);
         assert.equal(res.status, 400, `${method} ${path}`);
-        assert.deepEqual([res.body.code, res.body.message], ['VALIDATION_ERROR', 'id must NOT have fewer than 1 characters']);
+        assert.deepEqual([res.body.code, res.body.message], ['VALIDATION_ERROR', 'id must not be empty']);
       }
     }
   });

@@ -57,45 +57,71 @@ export function describeValidationError(errors: ErrorObject[], context: string):
   const error = errors[0];
   if (!error) return 'Invalid request';
   const params = error.params as Record<string, any>;
-  const where = context === 'body' ? 'body' : context === 'querystring' ? 'query parameter' : 'path parameter';
+  const where = context === 'body' ? 'body' : context === 'querystring' ? 'query parameter' : context === 'headers' ? 'header' : 'path parameter';
+  const name = (path: string, extra?: string) => {
+    const field = fieldPath(path, extra);
+    return context === 'headers' ? headerName(field) : field;
+  };
+  const subject = name(error.instancePath) || `request ${where}`;
   switch (error.keyword) {
+    case 'minLength':
+      return params.limit === 1 ? `${subject} must not be empty` : `${subject} must be at least ${params.limit} characters long`;
+    case 'maxLength':
+      return `${subject} must be at most ${params.limit} characters long`;
+    case 'minItems':
+      return `${subject} must hold at least ${count(params.limit, 'item')}`;
+    case 'maxItems':
+      return `${subject} must hold at most ${count(params.limit, 'item')}`;
+    case 'minimum':
+      return `${subject} must be at least ${params.limit}`;
+    case 'maximum':
+      return `${subject} must be at most ${params.limit}`;
     case 'required':
-      return `${fieldPath(error.instancePath, params.missingProperty)} is required`;
+      return `${name(error.instancePath, params.missingProperty)} is required`;
     case 'type': {
-      const field = fieldPath(error.instancePath);
+      const field = name(error.instancePath);
       return field ? `${field} must be ${article(params.type)}` : `request ${where} must be ${article(params.type)}`;
     }
     case 'enum':
-      return `${fieldPath(error.instancePath)} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
+      return `${name(error.instancePath)} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
     case 'const': {
       // A union of constants fails once per branch: name every value it allows, not the first.
       const allowed = errors.filter((e) => e.keyword === 'const' && e.instancePath === error.instancePath).map((e) => e.params.allowedValue as unknown);
-      const field = fieldPath(error.instancePath);
+      const field = name(error.instancePath);
       return allowed.length > 1 ? `${field} must be one of: ${allowed.join(', ')}` : `${field} must be ${JSON.stringify(params.allowedValue)}`;
     }
     case 'format':
-      if (params.format === 'solana-wallet') return `${fieldPath(error.instancePath)} must be a Solana wallet address (base58, 32 bytes)`;
-      return `${fieldPath(error.instancePath)} must be a valid ${params.format}`;
+      if (params.format === 'solana-wallet') return `${name(error.instancePath)} must be a Solana wallet address (base58, 32 bytes)`;
+      return `${name(error.instancePath)} must be a valid ${params.format}`;
     case 'pattern': {
       // A pattern means little to a reader; the schema's description says what is expected.
       const description = (error.parentSchema as { description?: string } | undefined)?.description;
-      return `${fieldPath(error.instancePath)} must be ${description ? lowerFirst(description) : `in the expected format (${params.pattern})`}`;
+      return `${name(error.instancePath)} must be ${description ? lowerFirst(description) : `in the expected format (${params.pattern})`}`;
     }
     case 'minProperties': {
       // The schema's own fields are what a change may set (see nothingToChange).
       const names = Object.keys((error.parentSchema as { properties?: object } | undefined)?.properties ?? {});
       if (context === 'body' && !error.instancePath && names.length) return nothingToChange(names);
-      return `${fieldPath(error.instancePath) || `request ${where}`} ${error.message ?? 'is invalid'}`;
+      return `${name(error.instancePath) || `request ${where}`} ${error.message ?? 'is invalid'}`;
     }
     case 'uniqueItems':
-      return `${fieldPath(error.instancePath)} must not list the same value twice (items ${Math.min(params.i, params.j)} and ${Math.max(params.i, params.j)} are the same)`;
+      return `${name(error.instancePath)} must not list the same value twice (items ${Math.min(params.i, params.j)} and ${Math.max(params.i, params.j)} are the same)`;
     case 'additionalProperties':
-      return `${fieldPath(error.instancePath, params.additionalProperty)} is not allowed`;
+      return `${name(error.instancePath, params.additionalProperty)} is not allowed`;
     default: {
-      const field = fieldPath(error.instancePath);
+      const field = name(error.instancePath);
       return `${field || `request ${where}`} ${error.message ?? 'is invalid'}`;
     }
   }
+}
+
+/** `idempotency-key` → `Idempotency-Key`: a header named as it is written. */
+function headerName(name: string): string {
+  return name.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase());
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 function lowerFirst(text: string): string {
