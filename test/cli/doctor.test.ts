@@ -160,4 +160,31 @@ describe('herald doctor', () => {
       await new Promise((resolve) => html.close(resolve));
     }
   });
+  it('takes an empty 204 from a server that is not a gateway for what it is: login saves nothing, info and doctor exit 6', async () => {
+    const empty = createServer((_req, res) => res.writeHead(204).end());
+    await new Promise<void>((resolve) => empty.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(empty.address() as AddressInfo).port}`;
+    const own = scratchHome();
+    const ownEnv = { HOME: own.home, XDG_CONFIG_HOME: own.config, HERALD_BASE_URL: baseUrl };
+    try {
+      const login = await runCli(['--json', 'auth', 'login', '--api-key', 'hrld_live_notchecked'], { env: ownEnv });
+      assert.equal(login.code, 6, login.stderr);
+      assert.equal(login.stdout, '');
+      assert.equal(login.errorJson().error.code, 'NETWORK_INVALID_RESPONSE');
+      assert.match(login.errorJson().error.message, /answered 204 with an empty body: is .* a Herald gateway\?/);
+      const info = await runCli(['--json', 'protocol', 'info'], { env: { ...ownEnv, HERALD_API_KEY: 'hrld_live_notchecked' } });
+      assert.equal(info.code, 6, 'the key was not saved, and the answer is not taken for one');
+      assert.equal(info.stdout, '');
+      assert.equal(info.errorJson().error.code, 'NETWORK_INVALID_RESPONSE');
+      const res = await doctor(['--json'], { HERALD_BASE_URL: baseUrl });
+      assert.equal(res.code, 6);
+      const report = res.json();
+      assertReportShape(report);
+      assert.equal(report.ok, false);
+      assert.ok(report.errors.every((error: string) => !/Cannot read properties/.test(error)), JSON.stringify(report.errors));
+    } finally {
+      own.cleanup();
+      await new Promise((resolve) => empty.close(resolve));
+    }
+  });
 });

@@ -236,6 +236,7 @@ describe('RequestCore', () => {
       ['html', (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>')],
       ['bad json', (res) => res.writeHead(202, { 'content-type': 'application/json' }).end('{bad')],
       ['empty', (res) => res.writeHead(200).end()],
+      ['204 to a call that answers JSON', (res) => res.writeHead(204).end()],
     ];
     for (const [name, answer] of answers) {
       server.reset(answer);
@@ -244,17 +245,21 @@ describe('RequestCore', () => {
         .catch((e: any) => e);
       assert.ok(error instanceof HeraldNetworkError, name);
       assert.equal(error.kind, 'invalid_response', name);
-      assert.match(error.message, /^POST http:\/\/127\.0\.0\.1:\d+\/v1\/notify answered 20[02] with .*: is http:\/\/127\.0\.0\.1:\d+ a Herald gateway\?$/, name);
+      assert.match(error.message, /^POST http:\/\/127\.0\.0\.1:\d+\/v1\/notify answered 20[024] with .*: is http:\/\/127\.0\.0\.1:\d+ a Herald gateway\?$/, name);
       assert.equal(server.seen.length, 1, `${name}: not retried`);
     }
   });
 
-  it('resolves an empty 204 as undefined', async () => {
+  it('resolves an empty 204 as undefined on a call that answers no content', async () => {
     server.reset((res) => {
       res.writeHead(204);
       res.end();
     });
-    assert.equal(await core().request({ method: 'DELETE', path: '/v1/x' }), undefined);
+    assert.equal(await core().request({ method: 'DELETE', path: '/v1/x', noContent: true }), undefined);
+    const error: any = await core({ maxRetries: 0 }).request({ method: 'GET', path: '/v1/protocols/me' }).catch((e: any) => e);
+    assert.ok(error instanceof HeraldNetworkError);
+    assert.equal(error.kind, 'invalid_response');
+    assert.match(error.message, /answered 204 with an empty body: is http:\/\/127\.0\.0\.1:\d+ a Herald gateway\?$/);
   });
 
   it('turns a timeout into a HeraldNetworkError and retries it on a GET', async () => {

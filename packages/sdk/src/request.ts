@@ -57,6 +57,11 @@ export interface ApiCall {
    * 5xx, a timeout or a reset it is not retried, as a POST without keys is not.
    */
   repeatsWork?: true;
+  /**
+   * The gateway answers 204 with no body (the deletions of templates and webhook endpoints). Any
+   * other call's 2xx carries JSON, and a 204 to it came from something that is not the gateway.
+   */
+  noContent?: true;
   /** A public route: no Authorization header, so the API key is not sent where it is not needed. */
   anonymous?: boolean;
   /** Headers of this call, such as `idempotency-key`. */
@@ -212,7 +217,7 @@ export class RequestCore {
       let outcome: AttemptOutcome;
       let retryAfterMs: number | undefined;
       try {
-        const answer = await this.attempt(url, init, options);
+        const answer = await this.attempt(url, init, options, Boolean(call.noContent));
         if (answer.ok) return answer.value as T;
         ({ error, retryAfterMs } = answer);
         outcome = { status: answer.error.statusCode };
@@ -247,7 +252,7 @@ export class RequestCore {
     return { ...headers, ...call.headers };
   }
 
-  private async attempt(url: string, init: RequestInit, options: RequestOptions): Promise<Answer> {
+  private async attempt(url: string, init: RequestInit, options: RequestOptions, noContent: boolean): Promise<Answer> {
     const target = `${init.method} ${url.split('?')[0]}`;
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const controller = new AbortController();
@@ -274,9 +279,9 @@ export class RequestCore {
       signal?.removeEventListener('abort', onAbort);
     }
     if (response.ok) {
-      if (response.status === 204) return { ok: true, value: undefined };
+      if (response.status === 204 && noContent) return { ok: true, value: undefined };
       // Every other answer of the gateway is JSON: anything else came from something that is not it.
-      const value = parseJson(text);
+      const value = response.status === 204 ? undefined : parseJson(text);
       if (value !== undefined) return { ok: true, value };
       const type = response.headers.get('content-type') ?? 'no content type';
       throw new HeraldNetworkError(
