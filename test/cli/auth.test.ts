@@ -129,4 +129,26 @@ describe('herald auth login, whoami, logout', () => {
     assert.equal((await herald(['auth', 'logout'])).code, 0, 'logout still clears it');
     assert.equal(existsSync(configFile), false);
   });
+
+  it('refuses a config file whose values are not what login writes: CONFIG_INVALID, naming the value', async () => {
+    mkdirSync(path.dirname(configFile), { recursive: true });
+    const cases: [unknown, RegExp][] = [
+      [{ apiKey: 'hrld_test_x', baseUrl: 'ftp://x' }, /baseUrl must be an http:\/\/ or https:\/\/ URL without a query or fragment, got "ftp:\/\/x"/],
+      [{ baseUrl: 'http://localhost:3000/?x=1' }, /baseUrl must be .*got "http:\/\/localhost:3000\/\?x=1"/],
+      [{ baseUrl: 3000 }, /baseUrl must be .*got 3000/],
+      [{ apiKey: 5 }, /apiKey must be a string/],
+      [[1, 2], /it must hold an object/],
+    ];
+    for (const [content, message] of cases) {
+      writeFileSync(configFile, JSON.stringify(content));
+      const res = await herald(['--json', 'usage'], { HERALD_BASE_URL: undefined, HERALD_API_KEY: undefined });
+      assert.equal(res.code, 1, JSON.stringify(content));
+      const error = res.errorJson().error;
+      assert.equal(error.code, 'CONFIG_INVALID', JSON.stringify(content));
+      assert.ok(error.message.startsWith(configFile), error.message);
+      assert.match(error.message, message);
+      assert.match(error.message, /herald auth logout\)$/);
+    }
+    await herald(['auth', 'logout']);
+  });
 });

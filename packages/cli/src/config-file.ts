@@ -23,13 +23,29 @@ export function readConfig(file: string): StoredConfig {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw error;
   }
+  const invalid = (why: string) => new CliError(EXIT.error, 'CONFIG_INVALID', `${file} ${why}: fix or delete it (herald auth logout)`);
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(text) as unknown;
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-    const { apiKey, baseUrl } = parsed as Record<string, unknown>;
-    return { ...(typeof apiKey === 'string' ? { apiKey } : {}), ...(typeof baseUrl === 'string' ? { baseUrl } : {}) };
+    parsed = JSON.parse(text);
   } catch {
-    throw new CliError(EXIT.error, 'CONFIG_INVALID', `${file} is not valid JSON: fix or delete it (herald auth logout)`);
+    throw invalid('is not valid JSON');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('is not valid JSON: it must hold an object');
+  const { apiKey, baseUrl } = parsed as Record<string, unknown>;
+  if (apiKey !== undefined && typeof apiKey !== 'string') throw invalid('is not valid: apiKey must be a string');
+  if (baseUrl !== undefined && (typeof baseUrl !== 'string' || !isHttpUrl(baseUrl))) {
+    throw invalid(`is not valid: baseUrl must be an http:// or https:// URL without a query or fragment, got ${JSON.stringify(baseUrl)}`);
+  }
+  return { ...(apiKey ? { apiKey } : {}), ...(baseUrl ? { baseUrl } : {}) };
+}
+
+/** What the SDK takes as a base URL: http(s), nothing after the path. */
+function isHttpUrl(text: string): boolean {
+  if (/[?#]/.test(text)) return false;
+  try {
+    return ['http:', 'https:'].includes(new URL(text).protocol);
+  } catch {
+    return false;
   }
 }
 
