@@ -37,6 +37,11 @@ function newUrlProblem(raw: string): string | null {
   // The parser drops spaces at the ends and line breaks inside: the URL stored would not be the
   // address called.
   if (/\s/.test(raw)) return 'url must not contain spaces or line breaks';
+  // Control characters are dropped or percent-encoded by the parser: the same mismatch.
+  if (/[\u0000-\u001f\u007f]/.test(raw)) return 'url must not contain control characters';
+  // `http:host/path` and `http:/host/path` are repaired into `http://host/path` by the parser;
+  // an absolute URL (RFC 3986) names its host after `//`.
+  if (!/^https?:\/\//i.test(raw)) return 'url must start with http:// or https://';
   if (new URL(raw).port === '0') return 'url must not use port 0, which no receiver can listen on';
   return null;
 }
