@@ -37,6 +37,23 @@ describe('error model', () => {
     }
   });
 
+  it('answers a path whose id is left empty with 404 NOT_FOUND, on every resource', async () => {
+    for (const [method, path] of [
+      ['GET', '/v1/notifications/'],
+      ['DELETE', '/v1/schedule/'],
+      ['GET', '/v1/subscriptions/'],
+      ['GET', '/v1/templates/'],
+      ['GET', '/v1/broadcasts/'],
+      ['GET', '/v1/wallets//status'],
+      ['GET', '/v1/webhooks//deliveries'],
+    ]) {
+      const res = await call(gw.url, acme.apiKey, method, path);
+      assert.equal(res.status, 404, `${method} ${path}: ${JSON.stringify(res.body)}`);
+      assert.deepEqual(res.body, { statusCode: 404, error: 'Not Found', message: `Route ${method} ${path} not found`, code: 'NOT_FOUND' });
+      assert.ok(res.headers.get('x-ratelimit-limit'));
+    }
+  });
+
   it('answers a route that exists with other methods with 405 METHOD_NOT_ALLOWED and Allow', async () => {
     for (const [method, path, allow] of [
       ['POST', '/v1/protocols/me', 'GET, HEAD'],

@@ -82,7 +82,7 @@ describe('webhook endpoints API', () => {
     assert.equal((await sandbox('POST', `/v1/webhooks/${live.body.id}/test`)).status, 200);
   });
 
-  it('answers an empty id as every resource does: 400 naming it, not a webhook "" not found', async () => {
+  it('answers an empty id as every resource does: 404 NOT_FOUND for the path, not a webhook "" not found', async () => {
     for (const [method, path, body] of [
       ['GET', '/v1/webhooks/', undefined],
       ['PATCH', '/v1/webhooks/', { isActive: true }],
@@ -92,8 +92,8 @@ describe('webhook endpoints API', () => {
     ] as const) {
       for (const key of [acme.apiKey, acme.sandboxApiKey]) {
         const res = await call(gw.url, key, method, path, body);
-        assert.equal(res.status, 400, `${method} ${path}`);
-        assert.deepEqual([res.body.code, res.body.message], ['VALIDATION_ERROR', 'id must not be empty']);
+        assert.equal(res.status, 404, `${method} ${path}`);
+        assert.deepEqual([res.body.code, res.body.message], ['NOT_FOUND', `Route ${method} ${path} not found`]);
       }
     }
   });

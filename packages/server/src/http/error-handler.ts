@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { FastifyError, FastifyInstance, onRequestHookHandler, preValidationHookHandler, RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, isUnstorableText } from '../db/connection.js';
 import { ApiError, codeForStatus, errorBody, methodNotAllowed } from './errors.js';
@@ -27,7 +27,25 @@ function fieldWithNul(values: unknown): string | undefined {
  * The one error handler: every failure leaves as `{statusCode, error, message, code}`. Server
  * faults are logged with the request id the answer names. `notFoundHook` guards unknown routes.
  */
+/**
+ * A path parameter left empty (`GET /v1/webhooks/`, `DELETE /v1/schedule/`) names nothing: the
+ * path is unknown (404 NOT_FOUND, as for any unknown path), not an id that fails validation.
+ */
+const emptyParamIsUnknownPath: preValidationHookHandler = (request, _reply, done) => {
+  const params = request.params as Record<string, unknown> | undefined;
+  for (const name in params) {
+    if (params[name] === '') return done(new ApiError('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
+  }
+  done();
+};
+
 export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundHook: onRequestHookHandler): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (!route.url.includes('/:')) return;
+    const own = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+    if (own.includes(emptyParamIsUnknownPath)) return;
+    route.preValidation = [emptyParamIsUnknownPath, ...own];
+  });
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) {
       reply.headers(error.headers);
