@@ -138,6 +138,15 @@ describe('herald protocol info, usage, requests and exit codes', () => {
       assert.match(res.stdout, /Usage: herald/);
       assert.equal(res.stderr, '');
     }
+    // Commander's help command looks one level down; a deeper path shows that command's help.
+    for (const asked of [
+      ['help', 'notify', 'send'],
+      ['--json', 'help', 'admin', 'protocols', 'create'],
+    ]) {
+      const res = await herald(asked);
+      assert.equal(res.code, 0, `herald ${asked.join(' ')}: ${res.stderr}`);
+      assert.match(res.stdout, new RegExp(`Usage: herald ${asked.filter((word) => !word.startsWith('-')).slice(1).join(' ')} `));
+    }
     const version = await herald(['--version']);
     assert.equal(version.code, 0);
     const { version: expected } = JSON.parse(readFileSync(path.join(ROOT, 'packages/cli/package.json'), 'utf8'));

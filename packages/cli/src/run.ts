@@ -14,13 +14,32 @@ function hintFor(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * `herald help notify send` as `herald notify send --help`: commander's help command looks one
+ * level down only, and would show the help of `notify`. Other command lines are left as they are.
+ */
+function nestedHelp(argv: string[], commands: string[]): string[] {
+  const at = argv.indexOf('help');
+  const words = argv.slice(at + 1);
+  if (at === -1 || words.length < 2 || words.some((word) => word.startsWith('-'))) return argv;
+  // `help` must be the command itself, not an option's value after one (notify send --subject help …).
+  if (argv.slice(0, at).some((word) => commands.includes(word))) return argv;
+  return [...argv.slice(0, at), ...words, '--help'];
+}
+
 /** Runs one command line and returns the exit code; every error is reported here, once. */
 export async function run(argv: string[], io: Io): Promise<number> {
   const out = earlyOutput(argv, io);
   interruption.watch(out);
   const program = buildProgram(io, out.json);
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(
+      nestedHelp(
+        argv,
+        program.commands.map((command) => command.name()),
+      ),
+      { from: 'user' },
+    );
     return EXIT.ok;
   } catch (error) {
     const exitCode = exitCodeFor(error);
