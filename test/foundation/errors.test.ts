@@ -37,8 +37,9 @@ describe('error model', () => {
     }
   });
 
-  it('answers a path whose id is left empty with 404 NOT_FOUND, on every resource', async () => {
-    for (const [method, path] of [
+  it('answers a path whose id is left empty as an unknown path: 404 NOT_FOUND with any method and any key, counted per IP, not logged', async () => {
+    const unknown = (method: string, path: string) => ({ statusCode: 404, error: 'Not Found', message: `Route ${method} ${path} not found`, code: 'NOT_FOUND' });
+    const paths = [
       ['GET', '/v1/notifications/'],
       ['DELETE', '/v1/schedule/'],
       ['GET', '/v1/subscriptions/'],
@@ -46,12 +47,31 @@ describe('error model', () => {
       ['GET', '/v1/broadcasts/'],
       ['GET', '/v1/wallets//status'],
       ['GET', '/v1/webhooks//deliveries'],
-    ]) {
-      const res = await call(gw.url, acme.apiKey, method, path);
-      assert.equal(res.status, 404, `${method} ${path}: ${JSON.stringify(res.body)}`);
-      assert.deepEqual(res.body, { statusCode: 404, error: 'Not Found', message: `Route ${method} ${path} not found`, code: 'NOT_FOUND' });
-      assert.ok(res.headers.get('x-ratelimit-limit'));
+      ['PUT', '/v1/webhooks/'],
+      ['POST', '/v1/schedule/'],
+      ['PATCH', '/v1/admin/protocols/'],
+    ] as const;
+    for (const [method, path] of paths) {
+      for (const key of [acme.apiKey, undefined, 'hrld_live_unknown']) {
+        const res = await call(gw.url, key, method, path);
+        assert.equal(res.status, 404, `${method} ${path} ${key}: ${JSON.stringify(res.body)}`);
+        assert.deepEqual(res.body, unknown(method, path));
+        assert.equal(res.headers.get('allow'), null, 'not a 405: no method serves the path');
+        assert.equal(res.headers.get('x-ratelimit-limit'), '1000', 'the per-IP limit');
+      }
     }
+    // The body is not read, as for any unknown path.
+    const malformed = await fetch(`${gw.url}/v1/webhooks/`, { method: 'PATCH', headers: { authorization: `Bearer ${acme.apiKey}`, 'content-type': 'text/plain' }, body: '{bad' });
+    assert.equal(malformed.status, 404);
+    assert.equal(((await malformed.json()) as { code: string }).code, 'NOT_FOUND');
+    const log = await call(gw.url, acme.apiKey, 'GET', '/v1/requests?limit=100');
+    assert.equal(log.status, 200);
+    const logged = (log.body.items as { endpoint: string }[]).filter((entry) => paths.some(([, path]) => entry.endpoint === path) || entry.endpoint === '/v1/webhooks/');
+    assert.deepEqual(logged, [], 'unknown paths are in no protocol log');
+    // An engagement link with an empty token keeps its own answer: the pixel is still an image.
+    const pixel = await fetch(`${gw.url}/track/open/`);
+    assert.equal(pixel.status, 200);
+    assert.equal(pixel.headers.get('content-type'), 'image/gif');
   });
 
   it('answers a route that exists with other methods with 405 METHOD_NOT_ALLOWED and Allow', async () => {

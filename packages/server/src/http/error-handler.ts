@@ -1,7 +1,8 @@
-import type { FastifyError, FastifyInstance, onRequestHookHandler, preValidationHookHandler, RouteOptions } from 'fastify';
+import type { FastifyError, FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, isUnstorableText } from '../db/connection.js';
 import { ApiError, codeForStatus, errorBody, methodNotAllowed } from './errors.js';
+import { hasEmptyParam, unknownRoute } from './guard.js';
 import { describeValidationError } from './validation.js';
 
 /** The longest path parameter the router takes (engagement links carry signed tokens in the path). */
@@ -27,25 +28,7 @@ function fieldWithNul(values: unknown): string | undefined {
  * The one error handler: every failure leaves as `{statusCode, error, message, code}`. Server
  * faults are logged with the request id the answer names. `notFoundHook` guards unknown routes.
  */
-/**
- * A path parameter left empty (`GET /v1/webhooks/`, `DELETE /v1/schedule/`) names nothing: the
- * path is unknown (404 NOT_FOUND, as for any unknown path), not an id that fails validation.
- */
-const emptyParamIsUnknownPath: preValidationHookHandler = (request, _reply, done) => {
-  const params = request.params as Record<string, unknown> | undefined;
-  for (const name in params) {
-    if (params[name] === '') return done(new ApiError('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
-  }
-  done();
-};
-
 export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundHook: onRequestHookHandler): void {
-  app.addHook('onRoute', (route: RouteOptions) => {
-    if (!route.url.includes('/:')) return;
-    const own = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
-    if (own.includes(emptyParamIsUnknownPath)) return;
-    route.preValidation = [emptyParamIsUnknownPath, ...own];
-  });
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) {
       reply.headers(error.headers);
@@ -87,11 +70,17 @@ export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundH
     // A segment over the router's parameter limit matches nothing: the router's answer for it is
     // its own error handler, which findRoute would report as a route.
     const overlong = path.split('/').some((segment) => segment.length > MAX_PARAM_LENGTH);
-    const allowed = overlong ? [] : ROUTE_METHODS.filter((method) => method !== request.method && app.findRoute({ method, url: path }));
+    // A route matched only by leaving a parameter empty does not serve the path (guard.ts).
+    const serves = (method: (typeof ROUTE_METHODS)[number]) => {
+      const found = app.findRoute({ method, url: path });
+      return Boolean(found) && !hasEmptyParam(found?.params);
+    };
+    const allowed = overlong ? [] : ROUTE_METHODS.filter((method) => method !== request.method && serves(method));
     if (allowed.length > 0) {
       const refusal = methodNotAllowed(request.method, path, allowed);
       return reply.code(405).headers(refusal.headers).send(errorBody(405, refusal.code, refusal.message));
     }
-    reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${path} not found`));
+    const unknown = unknownRoute(request.method, path);
+    reply.code(404).send(errorBody(404, unknown.code, unknown.message));
   });
 }

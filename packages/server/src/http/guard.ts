@@ -235,13 +235,27 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
       settle(limitByIp(request, reply), done);
     },
   };
-  const guardHooks = new Set(Object.values(hooks));
+
+  /**
+   * The guard of an API route with path parameters: a parameter left empty (`GET /v1/webhooks/`)
+   * names nothing, so the path is unknown and answered as the not-found handler answers one
+   * (per client IP, outside any protocol's log, the body unread), whatever the key.
+   */
+  const unknownWhenEmpty = (guard: onRequestHookHandler): onRequestHookHandler =>
+    function (request, reply, done) {
+      if (!hasEmptyParam(request.params)) return guard.call(this, request, reply, done);
+      hooks.public.call(this, request, reply, (error) => done(error ?? unknownRoute(request.method, request.url)));
+    };
+  const checkedHooks: Record<Access, onRequestHookHandler> = { key: unknownWhenEmpty(hooks.key), admin: unknownWhenEmpty(hooks.admin), public: unknownWhenEmpty(hooks.public) };
+  const guardHooks = new Set([...Object.values(hooks), ...Object.values(checkedHooks)]);
 
   app.addHook('onRoute', (route: RouteOptions) => {
     const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
     // A GET route's HEAD twin is registered with the GET route's hooks: it has its guard already.
     if (own.some((hook) => guardHooks.has(hook as onRequestHookHandler))) return;
-    route.onRequest = [hooks[routeAccess(route)], ...own];
+    // Engagement links (/track/…, /unsubscribe/…) answer an empty token as any unknown token.
+    const guards = route.url.startsWith('/v1/') && route.url.includes('/:') ? checkedHooks : hooks;
+    route.onRequest = [guards[routeAccess(route)], ...own];
   });
 
   /** The not-found handler's hooks: unknown routes are public. */
@@ -272,6 +286,18 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
 }
 
 const notFoundHooks = new WeakMap<FastifyInstance, onRequestHookHandler>();
+
+/** Whether a route's path parameters leave one empty. */
+export function hasEmptyParam(params: unknown): boolean {
+  if (!params || typeof params !== 'object') return false;
+  for (const value of Object.values(params)) if (value === '') return true;
+  return false;
+}
+
+/** The 404 of a path no route serves, as the not-found handler words it. */
+export function unknownRoute(method: string, url: string): ApiError {
+  return new ApiError('NOT_FOUND', `Route ${method} ${url.split('?')[0]} not found`);
+}
 
 /** The onRequest hook for requests no route matches (installGuard must have run on `app`). */
 export function notFoundGuard(app: FastifyInstance): onRequestHookHandler {
