@@ -281,6 +281,17 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     assert.equal(batch.body.length, 2);
     isJsonRpcError(batch.body[0], -32602, 1);
     assert.deepEqual(batch.body[1], { jsonrpc: '2.0', id: 2, result: {} });
+    // The rule is named whole: progressToken must be an integer when it is a number.
+    const fraction = await post({ jsonrpc: '2.0', id: 3, method: 'ping', params: { _meta: { progressToken: 1.5 } } });
+    isJsonRpcError(fraction.body, -32602, 3);
+    assert.match(fraction.body.error.message, /progressToken \(if any\) a string or an integer/);
+    // A method not served is -32601 whatever its _meta; an unsupported MCP-Protocol-Version is refused first.
+    const unserved = await post({ jsonrpc: '2.0', id: 4, method: 'resources/list', params: { _meta: 'x' } });
+    assert.equal(unserved.status, 200);
+    isJsonRpcError(unserved.body, -32601, 4);
+    const version = await post({ jsonrpc: '2.0', id: 5, method: 'ping', params: { _meta: 'x' } }, { 'mcp-protocol-version': '1999-01-01' });
+    assert.equal(version.status, 400);
+    isJsonRpcError(version.body, -32000, 5);
   });
 
   it('answers tool arguments that do not match the schema with an isError result naming them (MCP 2025-11-25)', async () => {

@@ -25,6 +25,9 @@ const PARAMS_SCHEMAS = new Map<string, z.ZodType>([
   ['tools/call', CallToolRequestSchema],
 ]);
 
+/** The methods this server answers (beyond notifications): their params are checked here. */
+export const SERVED_METHODS: ReadonlySet<string> = new Set(PARAMS_SCHEMAS.keys());
+
 function describeIssues(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
 }

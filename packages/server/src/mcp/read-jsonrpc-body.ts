@@ -47,7 +47,7 @@ const notAMessage = (value: unknown) => jsonRpcError(INVALID_REQUEST, hasExactId
  * The message without `params._meta`: a malformed `_meta` inside object params is a fault of the
  * params (-32602, judged with the method's params), not of the message's JSON-RPC shape (-32600).
  */
-function withoutMeta(message: unknown): unknown {
+export function withoutMeta(message: unknown): unknown {
   const params = (message as { params?: unknown } | null)?.params;
   if (typeof params !== 'object' || params === null || Array.isArray(params) || !('_meta' in params)) return message;
   const { _meta: _ignored, ...rest } = params as Record<string, unknown>;
@@ -57,16 +57,21 @@ function withoutMeta(message: unknown): unknown {
 export const INVALID_PARAMS = -32602;
 
 /**
- * The answer to a JSON-RPC message whose only fault is a malformed `params._meta` (the SDK's
- * transport would call it a parse error): -32602 for a request, null for a notification or a
- * response, which get no answer; undefined when the message has no such fault.
+ * What to do with a JSON-RPC message whose only fault is a malformed `params._meta` (the SDK's
+ * transport would call it a parse error): answer a request of a method in `served` with -32602,
+ * a notification or a response with nothing (`answer: null`), and hand a request of a method not
+ * served on without its `_meta`, for the SDK's -32601. Undefined when the message has no such fault.
  */
-export function metaFault(message: unknown): JsonRpcErrorBody | null | undefined {
+export function metaFault(message: unknown, served: ReadonlySet<string>): { answer: JsonRpcErrorBody | null } | { message: unknown } | undefined {
   if (JSONRPCMessageSchema.safeParse(message).success) return undefined;
   const { id, method } = message as { id?: unknown; method?: unknown };
-  if (id === undefined || typeof method !== 'string') return null;
-  return jsonRpcError(INVALID_PARAMS, `Invalid params for ${method}: params._meta must be an object, its progressToken (if any) a string or a number`, idOf(message));
+  if (id === undefined || typeof method !== 'string') return { answer: null };
+  if (!served.has(method)) return { message: withoutMeta(message) };
+  return { answer: jsonRpcError(INVALID_PARAMS, `Invalid params for ${method}: ${META_RULE}`, idOf(message)) };
 }
+
+const META_RULE =
+  'params._meta must be an object, its progressToken (if any) a string or an integer and its io.modelcontextprotocol/related-task (if any) an object with a string taskId';
 
 /** A member of a request body: a JSON-RPC message to serve, or the -32600 error of a batch member that is not one. */
 export type JsonRpcMember = { message: unknown } | { invalid: JsonRpcErrorBody };

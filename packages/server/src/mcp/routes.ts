@@ -1,4 +1,5 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Deps } from '../deps.js';
@@ -6,10 +7,10 @@ import { ApiError } from '../http/errors.js';
 import { checkIpLimit, rateLimitExceeded, setRateHeaders } from '../http/guard.js';
 import { compressedWith } from '../http/parse-json-body.js';
 import { acceptsJson } from './accepts-json.js';
-import { connectMcpServer } from './create-mcp-server.js';
+import { connectMcpServer, SERVED_METHODS } from './create-mcp-server.js';
 import { buildHeraldTools, type HeraldTool } from './herald-tools.js';
 import { loadDocsLibrary } from './load-docs-library.js';
-import { idOf, INTERNAL_ERROR, jsonRpcError, MAX_BATCH, metaFault, readJsonRpcBody, SERVER_ERROR, type JsonRpcBody } from './read-jsonrpc-body.js';
+import { idOf, INTERNAL_ERROR, jsonRpcError, MAX_BATCH, metaFault, readJsonRpcBody, SERVER_ERROR, withoutMeta, type JsonRpcBody } from './read-jsonrpc-body.js';
 
 const METHOD_NOT_ALLOWED = jsonRpcError(SERVER_ERROR, 'Method not allowed: this endpoint is stateless, send JSON-RPC with POST');
 // Ours, not the transport's: it would ask for text/event-stream too, which this endpoint never sends.
@@ -73,6 +74,12 @@ async function serveOne(tools: HeraldTool[], request: FastifyRequest, message: u
   }
 }
 
+/** Whether the transport will refuse the request's MCP-Protocol-Version header, as it reads it. */
+function refusesProtocolVersion(request: FastifyRequest): boolean {
+  const version = transportRequest(request).headers.get('mcp-protocol-version');
+  return version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version);
+}
+
 /** The id of a body's lone request, which its error answers carry; null for a batch (JSON-RPC 2.0 §6). */
 function loneId(body: JsonRpcBody): string | number | null {
   const [first] = body.members;
@@ -110,13 +117,15 @@ async function answerMembers(tools: HeraldTool[], request: FastifyRequest, body:
       answers.push(member.invalid);
       continue;
     }
-    const fault = metaFault(member.message);
-    if (fault !== undefined) {
-      if (!body.batch) return fault ? { status: 200, payload: JSON.stringify(fault) } : { status: 202, payload: undefined };
-      if (fault) answers.push(fault);
+    const fault = metaFault(member.message, SERVED_METHODS);
+    // The transport refuses an unsupported MCP-Protocol-Version before it reads any message.
+    if (fault && 'answer' in fault && !refusesProtocolVersion(request)) {
+      if (!body.batch) return fault.answer ? { status: 200, payload: JSON.stringify(fault.answer) } : { status: 202, payload: undefined };
+      if (fault.answer) answers.push(fault.answer);
       continue;
     }
-    const { status, text } = await serveOne(tools, request, member.message);
+    const message = !fault ? member.message : 'message' in fault ? fault.message : withoutMeta(member.message);
+    const { status, text } = await serveOne(tools, request, message);
     if (!body.batch || status >= 400) return { status, payload: withLoneId(body, status, text) || undefined };
     if (text) answers.push(JSON.parse(text));
   }
