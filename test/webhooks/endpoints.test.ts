@@ -146,6 +146,7 @@ describe('webhook endpoints API', () => {
     ['a url with spaces at its ends', { url: ' https://a.example.com/in ', events: ['quota.exceeded'] }, /^url must not contain spaces or line breaks$/],
     ['a url with a line break', { url: 'https://a.example.com/\nin', events: ['quota.exceeded'] }, /^url must not contain spaces or line breaks$/],
     ['a url with a control character', { url: 'https://a.example.com/o\u007fk\u001f', events: ['quota.exceeded'] }, /^url must not contain control characters$/],
+    ['a url with a backslash', { url: 'https://a.example.com\\in', events: ['quota.exceeded'] }, /^url must not contain a backslash \(write \/ instead\)$/],
     ['a url without // after its scheme', { url: 'http:a.example.com/in', events: ['quota.exceeded'] }, /^url must start with http:\/\/ or https:\/\/$/],
     ['a url with one slash after its scheme', { url: 'https:/a.example.com/in', events: ['quota.exceeded'] }, /^url must start with http:\/\/ or https:\/\/$/],
     ['a url on port 0', { url: 'http://127.0.0.1:0/in', events: ['quota.exceeded'] }, /^url must not use port 0/],

@@ -39,6 +39,8 @@ function newUrlProblem(raw: string): string | null {
   if (/\s/.test(raw)) return 'url must not contain spaces or line breaks';
   // Control characters are dropped or percent-encoded by the parser: the same mismatch.
   if (/[\u0000-\u001f\u007f]/.test(raw)) return 'url must not contain control characters';
+  // A backslash is read as a slash in an http(s) URL: `https://a.example\in` calls `/in`.
+  if (raw.includes('\\')) return 'url must not contain a backslash (write / instead)';
   // `http:host/path` and `http:/host/path` are repaired into `http://host/path` by the parser;
   // an absolute URL (RFC 3986) names its host after `//`.
   if (!/^https?:\/\//i.test(raw)) return 'url must start with http:// or https://';
