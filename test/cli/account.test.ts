@@ -142,6 +142,7 @@ describe('herald protocol info, usage, requests and exit codes', () => {
     for (const asked of [
       ['help', 'notify', 'send'],
       ['--json', 'help', 'admin', 'protocols', 'create'],
+      ['help', 'notify', 'send', '--json'],
     ]) {
       const res = await herald(asked);
       assert.equal(res.code, 0, `herald ${asked.join(' ')}: ${res.stderr}`);

@@ -20,11 +20,14 @@ function hintFor(error: unknown): string | undefined {
  */
 function nestedHelp(argv: string[], commands: string[]): string[] {
   const at = argv.indexOf('help');
-  const words = argv.slice(at + 1);
-  if (at === -1 || words.length < 2 || words.some((word) => word.startsWith('-'))) return argv;
+  if (at === -1) return argv;
+  const after = argv.slice(at + 1);
+  const words = after.filter((word) => !word.startsWith('-'));
+  // Flags after the path (--json) stay; an option with a value there is not a help request.
+  if (words.length < 2 || after.some((word) => word.startsWith('-') && word !== '--json')) return argv;
   // `help` must be the command itself, not an option's value after one (notify send --subject help …).
   if (argv.slice(0, at).some((word) => commands.includes(word))) return argv;
-  return [...argv.slice(0, at), ...words, '--help'];
+  return [...argv.slice(0, at), ...after, '--help'];
 }
 
 /** Runs one command line and returns the exit code; every error is reported here, once. */
