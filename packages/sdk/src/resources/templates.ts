@@ -113,7 +113,7 @@ export class Templates {
    * @example await herald.templates.delete('tmpl_01J…');
    */
   async delete(id: string, options?: RequestOptions): Promise<void> {
-    await this.core.request({ method: 'DELETE', path: templatePath(id) , noContent: true }, options);
+    await this.core.request({ method: 'DELETE', path: templatePath(id), noContent: true }, options);
   }
 
   /**

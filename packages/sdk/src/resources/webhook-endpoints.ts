@@ -151,7 +151,7 @@ export class Webhooks {
    * @example await herald.webhooks.delete(id);
    */
   async delete(id: string, options?: RequestOptions): Promise<void> {
-    await this.core.request({ method: 'DELETE', path: webhookPath(id) , noContent: true }, options);
+    await this.core.request({ method: 'DELETE', path: webhookPath(id), noContent: true }, options);
   }
 
   /**
