@@ -116,6 +116,24 @@ describe('identity erasure', () => {
     assert.equal(res.status, 404);
     assert.ok(isErrorBody(res.body));
     assert.equal(res.body.code, 'WALLET_NOT_REGISTERED');
+    // A failed attempt changes nothing: a register challenge issued before it, and the delete
+    // challenge itself, both still work afterwards.
+    const owner = newWallet();
+    const registering = await challenge(gw, owner.address);
+    const deleting = await challenge(gw, owner.address, 'delete');
+    const deletion = { nonce: deleting.nonce, signature: bs58.encode(owner.sign(deleting.message)) };
+    const early = await call(gw.url, undefined, 'DELETE', `/v1/identities/${owner.address}`, deletion);
+    assert.equal(early.status, 404);
+    assert.equal(early.body.code, 'WALLET_NOT_REGISTERED');
+    const registered = await call(gw.url, undefined, 'POST', '/v1/identities', {
+      wallet: owner.address,
+      nonce: registering.nonce,
+      signature: bs58.encode(owner.sign(registering.message)),
+      email: 'owner@example.com',
+    });
+    assert.equal(registered.status, 201, JSON.stringify(registered.body));
+    assert.equal((await call(gw.url, undefined, 'DELETE', `/v1/identities/${owner.address}`, deletion)).status, 200);
+    assert.equal((await rowsOf(owner.address)).identities, 0);
     const bad = await call(gw.url, undefined, 'DELETE', '/v1/identities/not-a-wallet', { nonce: 'x', signature: 'y' });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, 'VALIDATION_ERROR');

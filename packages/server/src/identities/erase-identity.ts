@@ -7,10 +7,11 @@ import { checkSignedChallenge, useChallenge, type SignedChallenge } from './prov
 export async function eraseIdentity(deps: Pick<Deps, 'db' | 'now'>, proof: SignedChallenge) {
   const now = deps.now();
   await checkSignedChallenge(deps.db, proof, 'delete', now);
-  const existed = await deps.db.transaction(async (tx) => {
+  await deps.db.transaction(async (tx) => {
     await useChallenge(tx, proof, now);
-    return eraseWallet(tx, proof.wallet);
+    // Thrown inside, so that a failed attempt changes nothing: the nonce, and the wallet's other
+    // challenges (which erasure deletes), stay usable.
+    if (!(await eraseWallet(tx, proof.wallet))) throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${proof.wallet} is not registered`);
   });
-  if (!existed) throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${proof.wallet} is not registered`);
   return { deleted: true as const };
 }
