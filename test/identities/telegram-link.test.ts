@@ -64,6 +64,23 @@ describe('telegram linking', () => {
     assert.deepEqual(await loadContacts(gw.herald.deps.db, gw.herald.deps.secrets, wallet.address), { telegramChatId: '555001' });
   });
 
+  it('answers a /start that Telegram sends again, from the chat the link went to, as it answered the first', async () => {
+    const wallet = newWallet();
+    const token = tokenOf((await register(gw, wallet)).body.telegramLink);
+    const linked = `Linked to wallet ${wallet.address.slice(0, 4)}…${wallet.address.slice(-4)}. Notifications for it will arrive in this chat.`;
+    assert.equal((await update(555101, `/start ${token}`)).status, 200);
+    assert.equal((await lastReply()).text, linked);
+    // The same update again (Telegram saw no 2xx in time): the same answer, nothing changed.
+    assert.equal((await update(555101, `/start ${token}`)).status, 200);
+    assert.equal((await lastReply()).text, linked);
+    assert.deepEqual(await loadContacts(gw.herald.deps.db, gw.herald.deps.secrets, wallet.address), { telegramChatId: '555101' });
+    // Once the wallet has moved to another chat, the old link is dead for its first chat too.
+    await update(555102, `/start ${tokenOf((await register(gw, wallet)).body.telegramLink)}`);
+    await update(555101, `/start ${token}`);
+    assert.equal((await lastReply()).text, 'This link has expired. Register your wallet again to get a new one.');
+    assert.deepEqual(await loadContacts(gw.herald.deps.db, gw.herald.deps.secrets, wallet.address), { telegramChatId: '555102' });
+  });
+
   it('refuses an expired link, an unknown token and a link replaced by a newer one', async () => {
     const expired = newWallet();
     const token = tokenOf((await register(gw, expired)).body.telegramLink);

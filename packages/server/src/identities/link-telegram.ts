@@ -1,6 +1,7 @@
+import type { Queryable } from '../db/connection.js';
 import type { Deps } from '../deps.js';
 import { saveIdentity, findIdentity } from './identity-store.js';
-import { consumeLinkToken } from './link-token-store.js';
+import { consumeLinkToken, walletOfUsedLinkToken } from './link-token-store.js';
 import { hashLinkToken } from './one-time-secrets.js';
 import { SYSTEM_PROTOCOL } from './send-verification-code.js';
 
@@ -42,13 +43,26 @@ export async function handleTelegramUpdate(deps: LinkDeps, update: TelegramUpdat
   if (outcome.kind !== 'delivered') deps.log.warn({ outcome: outcome.kind, error: outcome.error }, 'telegram link reply not sent');
 }
 
+/**
+ * The wallet a used token linked to this very chat, which it still reaches: Telegram sends an
+ * update again when its first delivery saw no 2xx in time, and the chat then gets the same answer,
+ * not "expired". Undefined for any other chat, or once the wallet has moved to another.
+ */
+async function linkedBefore(deps: LinkDeps, db: Queryable, tokenHash: string, chatId: string): Promise<string | undefined> {
+  const wallet = await walletOfUsedLinkToken(db, tokenHash);
+  const identity = wallet ? await findIdentity(db, wallet) : undefined;
+  return identity?.telegram_chat_enc && identity.telegram_linked_at && deps.secrets.decrypt(identity.telegram_chat_enc) === chatId ? wallet : undefined;
+}
+
 /** Uses the token once and stores the chat id; the wallet linked, or undefined when the link is dead. */
 async function linkChat(deps: LinkDeps, token: string, chatId: string): Promise<string | undefined> {
   const now = deps.now();
   return deps.db.transaction(async (tx) => {
-    const wallet = await consumeLinkToken(tx, hashLinkToken(token), now);
+    const tokenHash = hashLinkToken(token);
+    const wallet = await consumeLinkToken(tx, tokenHash, now);
+    if (!wallet) return linkedBefore(deps, tx, tokenHash, chatId);
     // The identity may have been erased after the link was issued (erasure deletes its tokens too).
-    if (!wallet || !(await findIdentity(tx, wallet, true))) return undefined;
+    if (!(await findIdentity(tx, wallet, true))) return undefined;
     await saveIdentity(tx, wallet, { telegram_chat_enc: deps.secrets.encrypt(chatId), telegram_linked_at: now }, now);
     return wallet;
   });
