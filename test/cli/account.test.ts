@@ -152,6 +152,11 @@ describe('herald protocol info, usage, requests and exit codes', () => {
     assert.equal(version.code, 0);
     const { version: expected } = JSON.parse(readFileSync(path.join(ROOT, 'packages/cli/package.json'), 'utf8'));
     assert.equal(version.stdout.trim(), expected);
+    for (const asked of [['--json', '--version'], ['--version', '--json']]) {
+      const res = await herald(asked);
+      assert.equal(res.code, 0);
+      assert.deepEqual(res.json(), { version: expected }, asked.join(' '));
+    }
   });
 
   it('exits 5 when still rate-limited after its retries', async () => {

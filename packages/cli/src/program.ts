@@ -35,7 +35,8 @@ function parseBaseUrl(value: string): string {
 export function buildProgram(io: Io, json: boolean): Command {
   const program = new Command('herald')
     .description('Herald notification gateway for Solana wallets: the command-line tool')
-    .version(io.version, '-V, --version', 'print the version')
+    // With --json, stdout carries one JSON document, the version's too.
+    .version(json ? JSON.stringify({ version: io.version }) : io.version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .option('--json', 'machine output only: one JSON document on stdout, no colours, no prompts')
     .addOption(new Option('--api-key <key>', 'API key (hrld_live_… or hrld_test_…)').env('HERALD_API_KEY'))
