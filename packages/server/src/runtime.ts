@@ -153,7 +153,7 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
           }
         }
       }
-    } else if (!adminToken) {
+    } else if (!adminToken && config.role !== 'worker') {
       log.warn('HERALD_ADMIN_TOKEN is not set: the admin API answers 401');
     }
     const effective: Config = { ...config, encryptionKey, adminToken };
@@ -184,10 +184,10 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     let url: string | undefined;
     if (config.role !== 'worker') {
       // This role answers /health on PORT, with the API.
-      if (config.healthPort !== undefined) log.warn({ role: config.role }, 'HERALD_HEALTH_PORT is for the worker role only: ignored');
+      if (config.healthPort !== undefined) log.warn('HERALD_HEALTH_PORT is for the worker role only: ignored');
       app = await buildApp(deps, options.routes);
       url = await listen(app, config);
-      log.info({ url, database: db.engine }, 'herald listening');
+      log.info({ url, database: db.engine, ...(embedded ? { dataDir: inMemory ? 'memory://' : path.resolve(config.dataDir) } : {}) }, 'herald listening');
     } else if (config.healthPort !== undefined) {
       app = await buildHealthApp(deps);
       url = await listen(app, config, { name: 'HERALD_HEALTH_PORT', value: config.healthPort });

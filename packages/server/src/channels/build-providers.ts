@@ -26,5 +26,14 @@ export function buildLiveProviders(config: Config, log: Logger): Partial<Record<
     },
     'channel providers',
   );
+  // On PostgreSQL a deployment sends for real: a channel left on capture there is most often a
+  // worker started without the providers' settings, whose live sends would read as delivered.
+  const captured = (['email', 'telegram', 'sms'] as const).filter((channel) => !live[channel]);
+  if (config.databaseUrl && config.role !== 'api' && captured.length) {
+    log.warn(
+      { captured },
+      `${captured.join(', ')}: no provider configured, so this process captures their messages (live keys' too) instead of delivering them; give every process the same provider settings`,
+    );
+  }
   return live;
 }

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { describe, it } from 'node:test';
+import pino from 'pino';
+import { loadConfig } from '../config.js';
+import { buildLiveProviders } from './build-providers.js';
+
+/** The warnings buildLiveProviders logs for an environment. */
+function warningsFor(env: Record<string, string>): { msg: string; captured?: string[] }[] {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  buildLiveProviders(loadConfig(env), pino({ level: 'info' }, sink));
+  return lines.map((line) => JSON.parse(line)).filter((line) => line.level === 40);
+}
+
+const POSTGRES = { DATABASE_URL: 'postgres://herald@db.internal:5432/herald', HERALD_ENCRYPTION_KEY: 'ab'.repeat(32) };
+
+describe('buildLiveProviders', () => {
+  it('warns when a process that sends on PostgreSQL leaves channels on capture, naming them', () => {
+    for (const role of ['worker', 'all']) {
+      const [warning, ...more] = warningsFor({ ...POSTGRES, HERALD_ROLE: role, SMTP_URL: 'smtp://mail.internal:587' });
+      assert.deepEqual(warning.captured, ['telegram', 'sms'], role);
+      assert.match(warning.msg, /^telegram, sms: no provider configured, so this process captures their messages \(live keys' too\) instead of delivering them/);
+      assert.equal(more.length, 0);
+    }
+  });
+
+  it('stays quiet on the embedded database, in the api role, and with every provider set', () => {
+    assert.deepEqual(warningsFor({ HERALD_DATA_DIR: 'memory://' }), []);
+    assert.deepEqual(warningsFor({ ...POSTGRES, HERALD_ROLE: 'api' }), []);
+    const all = {
+      ...POSTGRES,
+      HERALD_ROLE: 'worker',
+      SMTP_URL: 'smtp://mail.internal:587',
+      TELEGRAM_BOT_TOKEN: '123456:ABCdef',
+      TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`,
+      TWILIO_AUTH_TOKEN: 'f'.repeat(32),
+      TWILIO_FROM: '+14155550100',
+    };
+    assert.deepEqual(warningsFor(all), []);
+  });
+});
