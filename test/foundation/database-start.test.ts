@@ -1,6 +1,6 @@
 /**
  * A gateway started while PostgreSQL is unreachable waits for it, and starts once it answers; a
- * wrong database name still fails at once.
+ * wrong database name, user or schema still fails at once, naming DATABASE_URL.
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -57,12 +57,23 @@ describe('start-up with PostgreSQL unreachable', { skip: !onPostgres && 'needs P
     }
   });
 
-  it('fails at once for a database that does not exist', async () => {
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = '/herald_no_such_database';
-    const server = spawnServer({ DATABASE_URL: url.toString(), HERALD_ENCRYPTION_KEY: ENCRYPTION_KEY, HERALD_ADMIN_TOKEN: ADMIN_TOKEN });
-    const exit = await server.exited;
-    assert.equal(exit.code, 1);
-    assert.match(server.stderr(), /herald_no_such_database/);
+  it('fails at once, naming DATABASE_URL, for a database, user or schema that does not exist', async () => {
+    const database = new URL(process.env.DATABASE_URL!);
+    database.pathname = '/herald_no_such_database';
+    const user = new URL(process.env.DATABASE_URL!);
+    user.username = 'herald_no_such_user';
+    const schema = new URL(process.env.DATABASE_URL!);
+    schema.searchParams.set('options', '-c search_path=herald_no_such_schema');
+    const cases: [URL, RegExp][] = [
+      [database, /^Invalid configuration: DATABASE_URL names a database that does not exist \(database "herald_no_such_database" does not exist\)\n$/],
+      [user, /^Invalid configuration: DATABASE_URL was refused by PostgreSQL \(.*herald_no_such_user.*\)\n$/],
+      [schema, /^Invalid configuration: DATABASE_URL selects no existing schema \(.*\): create the schema its search_path names first\n$/],
+    ];
+    for (const [url, message] of cases) {
+      const server = spawnServer({ DATABASE_URL: url.toString(), HERALD_ENCRYPTION_KEY: ENCRYPTION_KEY, HERALD_ADMIN_TOKEN: ADMIN_TOKEN });
+      const exit = await server.exited;
+      assert.equal(exit.code, 1, url.toString());
+      assert.match(server.stderr(), message);
+    }
   });
 });

@@ -101,6 +101,22 @@ async function listen(app: FastifyInstance, config: Config, port = { name: 'PORT
 }
 
 /**
+ * What a refusal from PostgreSQL at start-up says about DATABASE_URL, as the other settings' errors
+ * say it (exit 1 naming the variable, no stack): a database, user or schema that does not exist,
+ * a refused password, a host that does not resolve. Other errors are returned as they are.
+ */
+function asDatabaseUrlError(error: unknown): unknown {
+  const { code, message } = error as { code?: unknown; message?: string };
+  if (typeof code !== 'string') return error;
+  if (code === 'ENOTFOUND') return new ConfigError('DATABASE_URL', `names a host that could not be resolved (${message})`);
+  if (code === '3D000') return new ConfigError('DATABASE_URL', `names a database that does not exist (${message})`);
+  if (code.startsWith('28')) return new ConfigError('DATABASE_URL', `was refused by PostgreSQL (${message})`);
+  // A search_path naming no existing schema leaves migrations nowhere to create their tables.
+  if (code === '3F000') return new ConfigError('DATABASE_URL', `selects no existing schema (${message}): create the schema its search_path names first`);
+  return error;
+}
+
+/**
  * Waits for PostgreSQL at start-up: a process started during an outage, or before the database
  * (a restart after a crash, containers started together), starts once it answers instead of
  * exiting, as the running loops ride out an outage (isDatabaseUnavailable, which answers 503 in
@@ -115,7 +131,7 @@ async function untilReachable(db: Database, log: Logger): Promise<void> {
       if (failures > 0) log.info({ failures }, 'database reachable; starting');
       return;
     } catch (error) {
-      if (!isDatabaseUnavailable(error) || (error as { code?: unknown }).code === 'ENOTFOUND') throw error;
+      if (!isDatabaseUnavailable(error) || (error as { code?: unknown }).code === 'ENOTFOUND') throw asDatabaseUrlError(error);
       const retryInMs = Math.min(5000, 250 * 2 ** failures);
       log.warn({ err: error, failures: failures + 1, retryInMs }, 'database unreachable at start-up; waiting for it');
       await new Promise((resolve) => setTimeout(resolve, retryInMs));
@@ -160,7 +176,9 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
 
     db = config.databaseUrl ? await openPostgres({ url: config.databaseUrl }) : await openPglite(inMemory ? undefined : path.join(config.dataDir, 'pgdata'));
     if (config.databaseUrl) await untilReachable(db, log);
-    const applied = await migrate(db);
+    const applied = await migrate(db).catch((error: unknown) => {
+      throw config.databaseUrl ? asDatabaseUrlError(error) : error;
+    });
     if (applied.length) log.info({ applied }, 'database migrated');
 
     const secrets = new SecretBox(encryptionKey!);
