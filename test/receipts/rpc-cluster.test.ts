@@ -13,6 +13,7 @@ import { loadConfig } from '../../packages/server/src/config.js';
 import { createLogger } from '../../packages/server/src/runtime.js';
 import { call, freshSchema, onPostgres, startGateway, testEnv, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
+import { RpcChain } from '../../packages/server/src/receipts/rpc-chain.js';
 import { startSolanaRpc, type SolanaRpc } from './solana-rpc.js';
 
 const PROOF_WAIT_MS = 90_000;
@@ -91,6 +92,19 @@ describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
     assert.equal(receipt.tx, record.receipt_tx);
     assert.equal(receipt.cluster, 'localnet');
     assert.equal(receipt.signer, signer.address);
+  });
+
+  it("names a node's own JSON-RPC error, also one @solana/kit has no description for", async () => {
+    const chain = new RpcChain({ url: rpc.url, secretKey: Uint8Array.from(JSON.parse(signer.json)), cluster: 'localnet', confirmTimeoutMs: 5000 });
+    for (const [code, message] of [
+      [-32000, 'Server is busy'],
+      [-32429, 'Too many requests for a specific RPC call'],
+    ] as const) {
+      rpc.failSends(1, { code, message });
+      await assert.rejects(chain.writeMemo(`herald test ${code}`), { message: `the node answered JSON-RPC error ${code}: ${message}` });
+    }
+    rpc.failSends(1);
+    await assert.rejects(chain.writeMemo('herald test behind'), (error: Error) => !/the node answered/.test(error.message) && /behind/i.test(error.message));
   });
 
   it('verifies against the cluster: the transaction landed, the gateway signed it and its memo names the root', async () => {

@@ -26,7 +26,8 @@ export interface SolanaRpc {
   svm: LiteSVM;
   /** Every method called, in order. */
   calls: string[];
-  failSends(count: number): void;
+  /** The next `count` sends fail with `error` (default: -32005, a node that is behind). */
+  failSends(count: number, error?: { code: number; message: string }): void;
   landThenFailSends(count: number): void;
   hangSends(count: number): void;
   holdSends(count: number): void;
@@ -49,6 +50,7 @@ export async function startSolanaRpc(): Promise<SolanaRpc> {
   const calls: string[] = [];
   let slot = 1;
   let failing = 0;
+  let failure = { code: -32005, message: 'Node is behind by 42 slots' };
   let landThenFailing = 0;
   let hanging = 0;
   let holding = 0;
@@ -58,7 +60,7 @@ export async function startSolanaRpc(): Promise<SolanaRpc> {
   function sendTransaction(base64: string) {
     if (failing > 0) {
       failing--;
-      return rpcError(-32005, 'Node is behind by 42 slots');
+      return rpcError(failure.code, failure.message);
     }
     if (holding > 0) {
       holding--;
@@ -192,8 +194,9 @@ export async function startSolanaRpc(): Promise<SolanaRpc> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     svm,
     calls,
-    failSends(count) {
+    failSends(count, error = { code: -32005, message: 'Node is behind by 42 slots' }) {
       failing = count;
+      failure = error;
     },
     landThenFailSends(count) {
       landThenFailing = count;

@@ -1,6 +1,8 @@
 import {
+  createDefaultRpcTransport,
   createKeyPairSignerFromBytes,
-  createSolanaRpc,
+  createSolanaRpcFromTransport,
+  getSolanaErrorFromJsonRpcError,
   getBase64EncodedWireTransaction,
   getSignatureFromTransaction,
   isSolanaError,
@@ -8,6 +10,7 @@ import {
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
   type KeyPairSigner,
+  type RpcTransport,
   type Signature,
 } from '@solana/kit';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -38,6 +41,29 @@ const REFUSED_BEFORE_FORWARDING = new Set<number>([
 ]);
 const refusedBeforeForwarding = (error: unknown) => isSolanaError(error) && REFUSED_BEFORE_FORWARDING.has(error.context.__code);
 
+/**
+ * The JSON-RPC transport to `url`, refusing an error answer @solana/kit cannot describe: it fails
+ * with a TypeError of its own on codes it does not know (-32000, -32429, which rate-limiting and
+ * overloaded nodes answer), which would then stand as a receipt's failure reason. Such an answer
+ * becomes an error naming the node's own code and message.
+ */
+function transportTo(url: string): RpcTransport {
+  const transport = createDefaultRpcTransport({ url });
+  return async <TResponse>(request: Parameters<RpcTransport>[0]): Promise<TResponse> => {
+    const response = await transport<TResponse>(request);
+    const error = (response as { error?: unknown } | null)?.error;
+    if (error !== undefined) {
+      try {
+        getSolanaErrorFromJsonRpcError(error);
+      } catch {
+        const { code, message } = error as { code?: unknown; message?: unknown };
+        throw new Error(`the node answered JSON-RPC error ${String(code)}: ${typeof message === 'string' ? message : describe(error)}`);
+      }
+    }
+    return response;
+  };
+}
+
 /** What became of a transaction handed to the node. */
 type Outcome = { landed: string } | { gone: string };
 
@@ -54,12 +80,12 @@ type Outcome = { landed: string } | { gone: string };
  */
 export class RpcChain implements ReceiptChain {
   readonly cluster: string;
-  private readonly rpc: ReturnType<typeof createSolanaRpc>;
+  private readonly rpc: ReturnType<typeof createSolanaRpcFromTransport>;
   private payer: Promise<KeyPairSigner> | undefined;
 
   constructor(private readonly options: RpcChainOptions) {
     this.cluster = options.cluster;
-    this.rpc = createSolanaRpc(options.url);
+    this.rpc = createSolanaRpcFromTransport(transportTo(options.url));
   }
 
   async signer(): Promise<string> {
