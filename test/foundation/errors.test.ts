@@ -105,6 +105,14 @@ describe('error model', () => {
     assert.ok(isErrorBody(res.body));
     assert.equal(res.body.code, 'VALIDATION_ERROR');
     assert.match(res.body.message, /JSON/);
+    const bom = await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', '\ufeff{"name": "x", "tier": 1}');
+    assert.equal(bom.status, 400);
+    assert.deepEqual(bom.body, {
+      statusCode: 400,
+      error: 'Bad Request',
+      message: 'Malformed JSON body: it starts with a byte-order mark (U+FEFF); send the JSON without one',
+      code: 'VALIDATION_ERROR',
+    });
   });
 
   it('answers an unknown path 404 and a known path with another method 405 whatever the body holds', async () => {

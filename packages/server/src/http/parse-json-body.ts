@@ -110,6 +110,8 @@ export function parseJsonBody(text: string): unknown {
   try {
     value = JSON.parse(text);
   } catch (error) {
+    // JSON.parse would name an invisible character: say what it is.
+    if (text.charCodeAt(0) === 0xfeff) throw new ApiError('VALIDATION_ERROR', 'Malformed JSON body: it starts with a byte-order mark (U+FEFF); send the JSON without one');
     (error as { statusCode?: number }).statusCode = 400;
     throw error;
   }
