@@ -130,11 +130,13 @@ describe('webhook secret rotation and GET /v1/webhooks/:id', () => {
       const refused = await rotate(hook.id, body, acme.sandboxApiKey);
       assert.deepEqual([refused.status, refused.body.code], [403, 'FORBIDDEN'], JSON.stringify(body));
     }
-    for (const body of [{ previousSecretExpiresInSeconds: -1 }, { previousSecretExpiresInSeconds: 604_801 }, { previousSecretExpiresInSeconds: 1.5 }, { previousSecretExpiresInSeconds: '60' }, []]) {
+    for (const body of [{ previousSecretExpiresInSeconds: -1 }, { previousSecretExpiresInSeconds: 604_801 }, { previousSecretExpiresInSeconds: 1.5 }, { previousSecretExpiresInSeconds: '60' }, [], 'null']) {
       const res = await rotate(hook.id, body);
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.body.code, 'VALIDATION_ERROR');
     }
+    // A JSON null is a body, and not an object: refused as on every route (none at all is the defaults).
+    assert.equal((await rotate(hook.id, 'null')).body.message, 'request body must be an object');
     // Nothing changed: the endpoint still signs with its first secret alone.
     const signed = await deliverOne('/mine', 'n_mine');
     assert.deepEqual(v1Entries(signed.header), [hmac(hook.secret, /^t=(\d+),/.exec(signed.header)![1], signed.body)]);

@@ -71,9 +71,9 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
     {
       preValidation: [
         liveKeyFirst('Rotating a webhook secret'),
-        // The body is optional: none is the defaults.
+        // The body is optional: none is the defaults (a JSON null is a body, and not an object).
         async (request) => {
-          request.body ??= {};
+          if (request.body === undefined) request.body = {};
         },
       ],
       schema: {
