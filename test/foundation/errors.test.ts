@@ -97,6 +97,8 @@ describe('error model', () => {
     assert.equal(res.status, 404);
     assert.equal(res.body.code, 'NOT_FOUND');
     assert.equal(res.headers.get('allow'), null);
+    // The message repeats at most 256 characters of the path.
+    assert.equal(res.body.message, `Route PUT ${`/v1/notifications/${'a'.repeat(5000)}`.slice(0, 256)}… not found`);
   });
 
   it('answers malformed JSON with 400 VALIDATION_ERROR', async () => {

@@ -97,7 +97,7 @@ describe('GET /openapi.json', () => {
       const statuses = Object.keys(op.responses);
       for (const status of ['429', '500', '503']) assert.ok(statuses.includes(status), `${where}: ${status}`);
       if (method !== 'get') for (const status of ['408', '413', '415']) assert.ok(statuses.includes(status), `${where}: ${status}`);
-      if (path.includes('{')) assert.ok(statuses.includes('400'), `${where}: 400`);
+      if (path.includes('{')) for (const status of ['400', '414']) assert.ok(statuses.includes(status), `${where}: ${status}`);
       // /health answers 503 with its own report of what is down.
       for (const status of statuses.filter((s) => s.startsWith('4') || (s.startsWith('5') && path !== '/health'))) {
         assert.equal(op.responses[status].content['application/json'].schema.$ref, '#/components/schemas/Error', `${where} ${status}`);
@@ -110,6 +110,14 @@ describe('GET /openapi.json', () => {
       assert.ok(new RegExp(header.schema.pattern).test('order-42 retry') && !new RegExp(header.schema.pattern).test('café'));
     }
     assert.equal(doc.paths['/v1/webhooks/{id}/rotate-secret'].post.requestBody.required, false, 'no body is the defaults');
+    // The wallet format is this server's own: the document spells out the base58 form it implies.
+    const walletParam = doc.paths['/v1/wallets/{wallet}/status'].get.parameters.find((p: any) => p.name === 'wallet');
+    const notifyWallet = doc.paths['/v1/notify'].post.requestBody.content['application/json'].schema.properties.wallet;
+    for (const schema of [walletParam.schema, notifyWallet]) {
+      assert.equal(schema.format, 'solana-wallet');
+      const pattern = new RegExp(schema.pattern);
+      assert.ok(pattern.test('7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU') && !pattern.test('0xABC') && !pattern.test('x'));
+    }
     assert.equal(doc.paths['/v1/templates/email/{id}'].put.requestBody.content['application/json'].schema.minProperties, 1);
   });
 

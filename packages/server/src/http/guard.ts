@@ -294,9 +294,14 @@ export function hasEmptyParam(params: unknown): boolean {
   return false;
 }
 
+/** The longest path an answer repeats: a 5 KB path is not echoed whole. */
+const ECHOED_PATH_LENGTH = 256;
+
 /** The 404 of a path no route serves, as the not-found handler words it. */
 export function unknownRoute(method: string, url: string): ApiError {
-  return new ApiError('NOT_FOUND', `Route ${method} ${url.split('?')[0]} not found`);
+  const path = url.split('?')[0];
+  const shown = path.length > ECHOED_PATH_LENGTH ? `${path.slice(0, ECHOED_PATH_LENGTH)}…` : path;
+  return new ApiError('NOT_FOUND', `Route ${method} ${shown} not found`);
 }
 
 /** The onRequest hook for requests no route matches (installGuard must have run on `app`). */

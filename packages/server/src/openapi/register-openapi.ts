@@ -106,8 +106,42 @@ function addGeneralErrors(path: string, method: string, operation: Json): void {
     add('413', 'The body is over HERALD_BODY_LIMIT');
     add('415', 'The body is not JSON (Content-Type), or is compressed');
   }
-  if ((operation.parameters ?? []).some((parameter: Json) => parameter.in === 'path')) add('400', 'A path parameter is malformed');
+  if ((operation.parameters ?? []).some((parameter: Json) => parameter.in === 'path')) {
+    add('400', 'A path parameter is malformed');
+    add('414', 'URI_TOO_LONG: a path parameter is longer than 4,096 characters');
+  }
   if (method === 'post' && KEYED_CREATIONS.has(path)) add('409', 'DUPLICATE_IDEMPOTENCY_KEY: the Idempotency-Key was used with another body');
+}
+
+/**
+ * `format: solana-wallet` is this server's own format, which no schema reader knows: the document
+ * adds the base58 alphabet and length it implies (the server also decodes to exactly 32 bytes).
+ */
+const WALLET_PATTERN = '^[1-9A-HJ-NP-Za-km-z]{32,44}$';
+
+/** `schema` with the wallet pattern added wherever it names the format; copied where it changes, as the route's own schemas may be shared. */
+function withPattern(schema: Json): Json {
+  if (!schema || typeof schema !== 'object') return schema;
+  if (Array.isArray(schema)) {
+    const items = schema.map(withPattern);
+    return items.some((item, index) => item !== schema[index]) ? items : schema;
+  }
+  let out = schema;
+  const change = (key: string, value: unknown) => {
+    if (out === schema) out = { ...schema };
+    out[key] = value;
+  };
+  for (const [key, value] of Object.entries<Json>(schema)) {
+    const next = withPattern(value);
+    if (next !== value) change(key, next);
+  }
+  if (out.format === 'solana-wallet' && out.pattern === undefined) change('pattern', WALLET_PATTERN);
+  return out;
+}
+
+function withWalletPattern(operation: Json): void {
+  for (const parameter of operation.parameters ?? []) parameter.schema = withPattern(parameter.schema);
+  if (operation.requestBody) operation.requestBody = withPattern(operation.requestBody);
 }
 
 /** An object schema's `required` without the properties that have a default (the server fills them in). */
@@ -144,6 +178,7 @@ const completeDocument = (document: Json): Json => {
         // Checked by the handler (creationKeyOf), which names the rule better than a pattern error would.
         if (parameter.in === 'header' && parameter.name === 'idempotency-key') parameter.schema = { ...parameter.schema, pattern: KEY_CHARACTERS.source };
       }
+      withWalletPattern(operation);
       withoutDefaultsRequired(operation.requestBody?.content?.['application/json']?.schema);
       if (OPTIONAL_BODIES.has(path) && operation.requestBody) operation.requestBody.required = false;
       addGeneralErrors(path, method, operation);
