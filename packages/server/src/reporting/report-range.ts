@@ -1,5 +1,7 @@
 /** Time ranges and rates of the reports; pure, `now` passed in. */
 
+import { calendarDate } from '../calendar-date.js';
+
 export const PERIODS = { '7d': 7, '30d': 30, '90d': 90 } as const;
 export type Period = keyof typeof PERIODS;
 
@@ -24,12 +26,7 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[
 /** A calendar date that really exists, as the UTC midnight starting it. */
 function parseDate(text: string): Date | undefined {
   const m = DATE.exec(text);
-  if (!m) return undefined;
-  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const date = new Date(0);
-  // setUTCFullYear, not Date.UTC, which reads years 0–99 as 1900–1999.
-  date.setUTCFullYear(year, month - 1, day);
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? date : undefined;
+  return m ? calendarDate(Number(m[1]), Number(m[2]), Number(m[3])) : undefined;
 }
 
 export class RangeProblem extends Error {}

@@ -10,6 +10,7 @@
  *   summer time).
  */
 import { IANAZone } from 'luxon';
+import { calendarDate } from '../calendar-date.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -145,14 +146,9 @@ export function parseWallClock(text: string): number | undefined {
   const [year, month, day, hour, minute, second = 0] = match.slice(1, 7).map((part) => Number(part ?? 0));
   if (offsetOf(match) === null) return undefined;
   const millisecond = match[7] ? Number(match[7].slice(0, 3).padEnd(3, '0')) : 0;
-  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return undefined;
-  // Date.UTC reads years 0–99 as 1900–1999; setUTCFullYear takes the year as written.
-  const check = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, millisecond));
-  check.setUTCFullYear(year, month - 1, day);
-  const local = check.getTime();
-  // A day past the month's end (30 February) rolls over into the next month; a real date survives.
-  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return undefined;
-  return local;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  const date = calendarDate(year, month, day);
+  return date && date.getTime() + ((hour * 60 + minute) * 60 + second) * 1000 + millisecond;
 }
 
 /**
