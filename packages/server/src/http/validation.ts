@@ -78,10 +78,8 @@ export function describeValidationError(errors: ErrorObject[], context: string):
       return `${subject} must be at most ${params.limit}`;
     case 'required':
       return `${name(error.instancePath, params.missingProperty)} is required`;
-    case 'type': {
-      const field = name(error.instancePath);
-      return field ? `${field} must be ${article(params.type)}` : `request ${where} must be ${article(params.type)}`;
-    }
+    case 'type':
+      return `${subject} must be ${article(params.type)}`;
     case 'enum':
       return `${name(error.instancePath)} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
     case 'const': {
@@ -102,16 +100,14 @@ export function describeValidationError(errors: ErrorObject[], context: string):
       // The schema's own fields are what a change may set (see nothingToChange).
       const names = Object.keys((error.parentSchema as { properties?: object } | undefined)?.properties ?? {});
       if (context === 'body' && !error.instancePath && names.length) return nothingToChange(names);
-      return `${name(error.instancePath) || `request ${where}`} ${error.message ?? 'is invalid'}`;
+      return `${subject} ${error.message ?? 'is invalid'}`;
     }
     case 'uniqueItems':
       return `${name(error.instancePath)} must not list the same value twice (items ${Math.min(params.i, params.j)} and ${Math.max(params.i, params.j)} are the same)`;
     case 'additionalProperties':
       return `${name(error.instancePath, params.additionalProperty)} is not allowed`;
-    default: {
-      const field = name(error.instancePath);
-      return `${field || `request ${where}`} ${error.message ?? 'is invalid'}`;
-    }
+    default:
+      return `${subject} ${error.message ?? 'is invalid'}`;
   }
 }
 
