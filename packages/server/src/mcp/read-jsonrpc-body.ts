@@ -57,13 +57,12 @@ export function withoutMeta(message: unknown): unknown {
 export const INVALID_PARAMS = -32602;
 
 /**
- * What to do with a JSON-RPC message whose only fault is a malformed `params._meta` (the SDK's
- * transport would call it a parse error): answer a request of a method in `served` with -32602,
- * a notification or a response with nothing (`answer: null`), and hand a request of a method not
- * served on without its `_meta`, for the SDK's -32601. Undefined when the message has no such fault.
+ * What to do with a JSON-RPC message whose only fault is a malformed `params._meta` (a member
+ * read with `badMeta`; the SDK's transport would call it a parse error): answer a request of a
+ * method in `served` with -32602, a notification or a response with nothing (`answer: null`), and
+ * hand a request of a method not served on without its `_meta`, for the SDK's -32601.
  */
-export function metaFault(message: unknown, served: ReadonlySet<string>): { answer: JsonRpcErrorBody | null } | { message: unknown } | undefined {
-  if (JSONRPCMessageSchema.safeParse(message).success) return undefined;
+export function metaFault(message: unknown, served: ReadonlySet<string>): { answer: JsonRpcErrorBody | null } | { message: unknown } {
   const { id, method } = message as { id?: unknown; method?: unknown };
   if (id === undefined || typeof method !== 'string') return { answer: null };
   if (!served.has(method)) return { message: withoutMeta(message) };
@@ -73,8 +72,19 @@ export function metaFault(message: unknown, served: ReadonlySet<string>): { answ
 const META_RULE =
   'params._meta must be an object, its progressToken (if any) a string or an integer and its io.modelcontextprotocol/related-task (if any) an object with a string taskId';
 
-/** A member of a request body: a JSON-RPC message to serve, or the -32600 error of a batch member that is not one. */
-export type JsonRpcMember = { message: unknown } | { invalid: JsonRpcErrorBody };
+/**
+ * A member of a request body: a JSON-RPC message to serve (`badMeta` when its only fault is a
+ * malformed `params._meta`, see metaFault), or the -32600 error of a batch member that is not one.
+ */
+export type JsonRpcMember = { message: unknown; badMeta?: true } | { invalid: JsonRpcErrorBody };
+
+/** A value of a request body as a member: a message, one whose only fault is its `_meta`, or not a message. */
+function memberOf(value: unknown): JsonRpcMember {
+  if (!hasExactId(value)) return { invalid: notAMessage(value) };
+  if (JSONRPCMessageSchema.safeParse(value).success) return { message: value };
+  const stripped = withoutMeta(value);
+  return stripped !== value && JSONRPCMessageSchema.safeParse(stripped).success ? { message: value, badMeta: true } : { invalid: notAMessage(value) };
+}
 
 /** What a request body holds. */
 export interface JsonRpcBody {
@@ -103,11 +113,13 @@ export function readJsonRpcBody(raw: Buffer | string | undefined, maxBatch = MAX
   } catch (error) {
     return { error: jsonRpcError(PARSE_ERROR, `Parse error: ${text ? (error as Error).message : 'the body is empty'}`) };
   }
-  const isMessage = (message: unknown) => hasExactId(message) && JSONRPCMessageSchema.safeParse(withoutMeta(message)).success;
-  if (!Array.isArray(value)) return isMessage(value) ? { members: [{ message: value }], batch: false } : { error: notAMessage(value) };
+  if (!Array.isArray(value)) {
+    const member = memberOf(value);
+    return 'invalid' in member ? { error: member.invalid } : { members: [member], batch: false };
+  }
   if (value.length === 0) return { error: jsonRpcError(INVALID_REQUEST, 'Invalid Request: empty batch') };
   if (value.length > maxBatch) return { error: jsonRpcError(INVALID_REQUEST, `Invalid Request: a batch holds at most ${maxBatch} messages, this one has ${value.length}`) };
-  const members = value.map((member): JsonRpcMember => (isMessage(member) ? { message: member } : { invalid: notAMessage(member) }));
+  const members = value.map(memberOf);
   if (members.every((member) => 'invalid' in member)) return { error: members.map((member) => (member as { invalid: JsonRpcErrorBody }).invalid) };
   return { members, batch: true };
 }

@@ -117,7 +117,7 @@ async function answerMembers(tools: HeraldTool[], request: FastifyRequest, body:
       answers.push(member.invalid);
       continue;
     }
-    const fault = metaFault(member.message, SERVED_METHODS);
+    const fault = member.badMeta ? metaFault(member.message, SERVED_METHODS) : undefined;
     // The transport refuses an unsupported MCP-Protocol-Version before it reads any message.
     if (fault && 'answer' in fault && !refusesProtocolVersion(request)) {
       if (!body.batch) return fault.answer ? { status: 200, payload: JSON.stringify(fault.answer) } : { status: 202, payload: undefined };
