@@ -17,7 +17,6 @@ export async function consumeLinkToken(db: Queryable, tokenHash: string, now: Da
   return row?.wallet;
 }
 
-
 /** The wallet of a token already used, whatever its expiry; undefined when unknown or unused. */
 export async function walletOfUsedLinkToken(db: Queryable, tokenHash: string): Promise<string | undefined> {
   const [row] = await db.query<{ wallet: string }>('SELECT wallet FROM telegram_link_tokens WHERE token_hash = $1 AND used_at IS NOT NULL', [tokenHash]);
