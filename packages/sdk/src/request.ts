@@ -281,7 +281,7 @@ export class RequestCore {
     if (response.ok) {
       if (response.status === 204 && noContent) return { ok: true, value: undefined };
       // Every other answer of the gateway is JSON: anything else came from something that is not it.
-      const value = response.status === 204 ? undefined : parseJson(text);
+      const value = parseJson(text);
       if (value !== undefined) return { ok: true, value };
       const type = response.headers.get('content-type') ?? 'no content type';
       throw new HeraldNetworkError(
