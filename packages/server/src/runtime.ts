@@ -185,6 +185,7 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     await checkEncryptionKey(db, secrets);
 
     const counter = config.redisUrl ? new RedisCounter(config.redisUrl, config.redisPrefix, log) : new MemoryCounter();
+    if (counter instanceof RedisCounter) await counter.connected();
     const deps: Deps = {
       config: effective,
       db,

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
-import { MemoryCounter, RateLimiter } from './rate-limiter.js';
+import pino from 'pino';
+import { MemoryCounter, RateLimiter, RedisCounter } from './rate-limiter.js';
 
 describe('RateLimiter with the in-process counter', () => {
   function limiterAt(start: number) {
@@ -71,5 +73,25 @@ describe('RateLimiter with the in-process counter', () => {
   it('has no checkSync answer for a counter that needs I/O', () => {
     const shared = { hit: async () => 1, close: async () => {} };
     assert.equal(new RateLimiter(shared).checkSync('p:a', 2), undefined);
+  });
+});
+
+describe('RedisCounter before its first connection', () => {
+  it('settles connected() when the connection fails, and counts on its own from then on', async () => {
+    // A port that refuses connections: the first attempt fails at once.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+    const counter = new RedisCounter(`redis://127.0.0.1:${port}`, 'test:', pino({ level: 'silent' }));
+    try {
+      const started = Date.now();
+      await counter.connected();
+      assert.ok(Date.now() - started < 2000, 'settled by the failure, not by the timeout');
+      assert.equal(await counter.hit('k', 1), 1);
+      assert.equal(await counter.hit('k', 1), 2);
+    } finally {
+      await counter.close();
+    }
   });
 });

@@ -47,6 +47,8 @@ export class MemoryCounter implements HitCounter {
   async close() {}
 }
 
+const CONNECT_TIMEOUT_MS = 2000;
+
 interface WindowScript {
   hitWindow(key: string, ttlSeconds: number): Promise<unknown>;
 }
@@ -71,7 +73,7 @@ export class RedisCounter implements HitCounter {
     this.redis = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      connectTimeout: 2000,
+      connectTimeout: CONNECT_TIMEOUT_MS,
       commandTimeout: 250,
       lazyConnect: false,
       retryStrategy: (times) => Math.min(times * 200, 2000),
@@ -82,6 +84,24 @@ export class RedisCounter implements HitCounter {
     this.redis.defineCommand('hitWindow', {
       numberOfKeys: 1,
       lua: "local count = redis.call('INCR', KEYS[1]) if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end return count",
+    });
+  }
+
+  /**
+   * Settles once the first connection is made, or has failed, or after the connect timeout: a
+   * process that starts serving before then would count its first requests on its own and log an
+   * outage Redis never had.
+   */
+  connected(): Promise<void> {
+    if (this.redis.status === 'ready') return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        for (const event of ['ready', 'error', 'end'] as const) this.redis.off(event, done);
+        resolve();
+      };
+      const timer = setTimeout(done, CONNECT_TIMEOUT_MS);
+      for (const event of ['ready', 'error', 'end'] as const) this.redis.once(event, done);
     });
   }
 
