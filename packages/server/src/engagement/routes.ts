@@ -16,7 +16,7 @@ const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 export const sendPixel = (reply: FastifyReply) => reply.header('cache-control', 'no-store').type('image/gif').send(PIXEL);
 const TokenParams = Type.Object({ token: Type.String({ maxLength: 4096 }) });
 const tags = ['engagement'];
-const pub = { access: 'public' as const };
+const linkAccess = { access: 'link' as const };
 const HTML = 'text/html; charset=utf-8';
 
 /** Whether the Accept header names text/html itself with a q-value above 0 (a browser's does). */
@@ -50,31 +50,31 @@ export function engagementRoutes(app: FastifyInstance, deps: Deps): void {
 
   api.get(
     '/track/open/:token',
-    { config: pub, schema: { tags, summary: 'Open-tracking pixel', params: TokenParams, hide: true } },
+    { config: linkAccess, schema: { tags, summary: 'Open-tracking pixel', params: TokenParams, hide: true } },
     async (request, reply) => {
       const claim = links.verify('open', request.params.token);
       // A HEAD (a link checker, a scanner) neither loads the image nor counts as an open.
-      if (claim && request.method === 'GET') await recordEngagement(deps.db, claim.notificationId, 'open', null, deps.now());
+      if (claim && request.method === 'GET' && !request.overLinkLimit) await recordEngagement(deps.db, claim.notificationId, 'open', null, deps.now());
       return sendPixel(reply);
     },
   );
 
   api.get(
     '/track/click/:token',
-    { config: pub, schema: { tags, summary: 'Click redirect to a link of the message', params: TokenParams, hide: true } },
+    { config: linkAccess, schema: { tags, summary: 'Click redirect to a link of the message', params: TokenParams, hide: true } },
     async (request, reply) => {
       const claim = links.verify('click', request.params.token);
       const target = redirectTarget(claim?.url);
       if (!claim || !target) return invalidLink(request, reply, 'tracking');
       // A HEAD does not follow the redirect: it is no click.
-      if (request.method === 'GET') await recordEngagement(deps.db, claim.notificationId, 'click', target, deps.now());
+      if (request.method === 'GET' && !request.overLinkLimit) await recordEngagement(deps.db, claim.notificationId, 'click', target, deps.now());
       return reply.header('cache-control', 'no-store').redirect(target, 302);
     },
   );
 
   api.get(
     '/unsubscribe/:token',
-    { config: pub, schema: { tags, summary: 'Unsubscribe confirmation page', params: TokenParams, hide: true } },
+    { config: linkAccess, schema: { tags, summary: 'Unsubscribe confirmation page', params: TokenParams, hide: true } },
     async (request, reply) => {
       const claim = links.verify('unsubscribe', request.params.token);
       if (!claim) return invalidLink(request, reply, 'unsubscribe');
@@ -98,7 +98,7 @@ export function engagementRoutes(app: FastifyInstance, deps: Deps): void {
     );
     scope.withTypeProvider<TypeBoxTypeProvider>().post(
       '/unsubscribe/:token',
-      { config: pub, schema: { tags, summary: 'RFC 8058 one-click unsubscribe', params: TokenParams, hide: true } },
+      { config: linkAccess, schema: { tags, summary: 'RFC 8058 one-click unsubscribe', params: TokenParams, hide: true } },
       async (request, reply) => {
         const claim = links.verify('unsubscribe', request.params.token);
         if (!claim) return invalidLink(request, reply, 'unsubscribe');

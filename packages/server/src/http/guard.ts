@@ -9,9 +9,11 @@ import { ApiError } from './errors.js';
 
 /**
  * How a route is reached: `key` needs a protocol API key, `admin` the operator token, `public`
- * nothing. Routes say which in `config.access`; without it, /v1 routes need a key.
+ * nothing, `link` nothing either: an email's engagement links (open pixel, click redirect,
+ * unsubscribe), counted per client IP apart from the API (`HERALD_LINK_RATE_LIMIT`). Routes say
+ * which in `config.access`; without it, /v1 routes need a key.
  */
-export type Access = 'key' | 'admin' | 'public';
+export type Access = 'key' | 'admin' | 'public' | 'link';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,6 +22,8 @@ declare module 'fastify' {
     startedAt: number;
     /** The app's count of unanswered requests while this one counts in it. */
     inFlight: InFlight | null;
+    /** An engagement link's GET over its client's link limit: answered, but not counted. */
+    overLinkLimit: boolean;
   }
   interface FastifyInstance {
     /** Requests taken and not yet answered (installGuard). */
@@ -134,6 +138,7 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   app.decorateRequest('auth', null);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('inFlight', null);
+  app.decorateRequest('overLinkLimit', false);
   const inFlight = new InFlight();
   app.decorate('inFlight', inFlight);
   app.addHook('preClose', (done) => {
@@ -151,6 +156,19 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   }
 
   const limitByIp = async (request: FastifyRequest, reply: FastifyReply) => enforce(reply, await checkIpLimit(deps, request.ip));
+
+  /**
+   * Engagement links come from mailbox providers' image proxies and one-click senders, many
+   * readers behind one address, so they have a limit of their own, far above the API's per-IP
+   * one. Over it, a GET is still answered (the image shown, the reader redirected) but not
+   * counted as an open or a click; a POST (the one-click unsubscribe) is refused with a 429.
+   */
+  async function limitLink(request: FastifyRequest, reply: FastifyReply) {
+    const result = await deps.limiter.check(`link:${request.ip ?? 'unknown'}`, deps.config.linkRateLimit);
+    if (result.allowed || request.method === 'POST') return enforce(reply, result);
+    setRateHeaders(reply, result);
+    request.overLinkLimit = true;
+  }
 
   async function authenticate(request: FastifyRequest, reply: FastifyReply) {
     const owner = await deps.authenticator.authenticate(request.headers.authorization).catch(async (error: unknown) => {
@@ -234,6 +252,11 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
       if (refusedWithoutHost(request, reply, done)) return;
       settle(limitByIp(request, reply), done);
     },
+    link(request, reply, done) {
+      begin(request, reply);
+      if (refusedWithoutHost(request, reply, done)) return;
+      settle(limitLink(request, reply), done);
+    },
   };
 
   /**
@@ -246,7 +269,12 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
       if (!hasEmptyParam(request.params)) return guard.call(this, request, reply, done);
       hooks.public.call(this, request, reply, (error) => done(error ?? unknownRoute(request.method, request.url)));
     };
-  const checkedHooks: Record<Access, onRequestHookHandler> = { key: unknownWhenEmpty(hooks.key), admin: unknownWhenEmpty(hooks.admin), public: unknownWhenEmpty(hooks.public) };
+  const checkedHooks: Record<Access, onRequestHookHandler> = {
+    key: unknownWhenEmpty(hooks.key),
+    admin: unknownWhenEmpty(hooks.admin),
+    public: unknownWhenEmpty(hooks.public),
+    link: unknownWhenEmpty(hooks.link),
+  };
   const guardHooks = new Set([...Object.values(hooks), ...Object.values(checkedHooks)]);
 
   app.addHook('onRoute', (route: RouteOptions) => {

@@ -9,6 +9,7 @@ const SECURITY: Record<Access, Record<string, string[]>[] | undefined> = {
   key: undefined,
   admin: [{ adminToken: [] }],
   public: [],
+  link: [],
 };
 
 const JSON_RPC_ID = { type: ['string', 'integer', 'null'] };
