@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Authenticator } from '../../packages/server/src/auth/authenticator.js';
+import { loadConfig } from '../../packages/server/src/config.js';
 import type { Queryable } from '../../packages/server/src/db/connection.js';
-import { ADMIN_TOKEN, call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { startHerald, type Herald } from '../../packages/server/src/runtime.js';
+import { ADMIN_TOKEN, atNextSecond, call, onPostgres, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 
 /** The gateway's own database, counting the key lookups made through it, and those answered. */
 function countingKeyLookups(db: Queryable) {
@@ -97,5 +99,39 @@ describe('API key cache', () => {
     assert.equal(await auth.authenticate(unknown), null);
     assert.equal(auth.peek(unknown), null);
     assert.equal(lookups(), 1);
+  });
+});
+
+describe('API key cache across processes (PostgreSQL)', { skip: !onPostgres && 'PostgreSQL only: PGlite serves one process' }, () => {
+  // Entries that would live a minute: whatever changes sooner came through the announcement.
+  const LONG_CACHE = { HERALD_AUTH_CACHE_MS: '60000' };
+  let gw: TestGateway;
+  let other: Herald;
+
+  before(async () => {
+    gw = await startGateway({ env: LONG_CACHE });
+    other = await startHerald(loadConfig({ ...gw.env, HERALD_ROLE: 'api' }), { announce: () => {} });
+  });
+  after(async () => {
+    await other?.close();
+    await gw.close();
+  });
+
+  // The tier's limit, on every answer (a 429 too) to a valid key.
+  const limitSeenBy = async (url: string, key: string) => (await call(url, key, 'GET', '/v1/usage')).headers.get('x-ratelimit-limit');
+
+  it("applies another process's tier change and key revocation at once, not when cached entries expire", async () => {
+    const p = await gw.createProtocol({ tier: 1 });
+    assert.equal(await limitSeenBy(other.url!, p.apiKey), '20');
+    const patched = await call(gw.url, ADMIN_TOKEN, 'PATCH', `/v1/admin/protocols/${p.id}`, { tier: 0 });
+    assert.equal(patched.status, 200);
+    assert.equal(await waitFor(async () => ((await limitSeenBy(other.url!, p.apiKey)) === '2' ? '2' : undefined)), '2');
+
+    const keys = await call(gw.url, ADMIN_TOKEN, 'GET', `/v1/admin/protocols/${p.id}/keys`);
+    const live = keys.body.data.find((k: { environment: string }) => k.environment === 'production');
+    assert.equal((await call(gw.url, ADMIN_TOKEN, 'DELETE', `/v1/admin/protocols/${p.id}/keys/${live.id}`)).status, 200);
+    await waitFor(async () => (await call(other.url!, p.apiKey, 'GET', '/v1/usage')).status === 401);
+    await atNextSecond(); // a fresh window of the protocol's 2 requests a second
+    assert.equal((await call(other.url!, p.sandboxApiKey, 'GET', '/v1/usage')).status, 200);
   });
 });

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { buildApp, buildHealthApp, type ExtraRoutes } from './app.js';
 import { randomToken } from './auth/api-keys.js';
-import { Authenticator } from './auth/authenticator.js';
+import { Authenticator, listenForKeyChanges } from './auth/authenticator.js';
 import { ConfigError, type Config } from './config.js';
 import { checkEncryptionKey } from './crypto/key-check.js';
 import { SecretBox } from './crypto/secret-box.js';
@@ -202,6 +202,7 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
 
     let url: string | undefined;
     if (config.role !== 'worker') {
+      await listenForKeyChanges(db, deps.authenticator);
       // This role answers /health on PORT, with the API.
       if (config.healthPort !== undefined) log.warn('HERALD_HEALTH_PORT is for the worker role only: ignored');
       app = await buildApp(deps, options.routes);

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { listApiKeys, listProtocols } from '../account/protocol-store.js';
+import { announceKeyChange } from '../auth/authenticator.js';
 import type { Deps } from '../deps.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
@@ -112,7 +113,11 @@ export function adminRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request) => {
       requireSomeChange(request.body, CHANGEABLE);
-      const row = await changeProtocol(deps.db, request.params.id, request.body);
+      const row = await deps.db.transaction(async (tx) => {
+        const changed = await changeProtocol(tx, request.params.id, request.body);
+        await announceKeyChange(deps.db, tx);
+        return changed;
+      });
       deps.authenticator.invalidate();
       return protocolView(row);
     },
@@ -151,13 +156,17 @@ export function adminRoutes(app: FastifyInstance, deps: Deps): void {
       config: admin,
       schema: {
         tags,
-        summary: 'Revoke an API key (takes effect within the auth cache TTL in other processes)',
+        summary: 'Revoke an API key (takes effect at once in every process)',
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), keyId: Type.String({ minLength: 1, maxLength: 100 }) }),
         response: { 200: KeyView, ...errorResponses(401, 404) },
       },
     },
     async (request) => {
-      const key = await revokeKey(deps.db, request.params.id, request.params.keyId);
+      const key = await deps.db.transaction(async (tx) => {
+        const revoked = await revokeKey(tx, request.params.id, request.params.keyId);
+        await announceKeyChange(deps.db, tx);
+        return revoked;
+      });
       deps.authenticator.invalidate();
       return key;
     },

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/connection.js';
+import type { Database, Queryable } from '../db/connection.js';
 import { findKeyOwner, type KeyOwner } from '../account/protocol-store.js';
 import { hashApiKey, parseApiKey } from './api-keys.js';
 
@@ -58,7 +58,7 @@ export class Authenticator {
     return this.lookup(header!);
   }
 
-  /** Forget everything cached, after a key is revoked or a protocol changes tier in this process. */
+  /** Forget everything cached, after a key is revoked or a protocol changes (announceKeyChange). */
   invalidate(): void {
     this.generation++;
     this.cache.clear();
@@ -91,6 +91,28 @@ export class Authenticator {
     }
     return owner;
   }
+}
+
+/** The PostgreSQL channel on which a change to a protocol or its keys reaches every process. */
+const KEY_CHANGES = 'herald_key_changes';
+
+/**
+ * Call inside the transaction that changes a protocol or revokes a key: at its commit, every
+ * process listening (`listenForKeyChanges`) forgets its cached keys. PGlite serves one process,
+ * which invalidates its own cache.
+ */
+export async function announceKeyChange(db: Database, tx: Queryable): Promise<void> {
+  if (db.engine === 'postgres') await tx.query('SELECT pg_notify($1, $2)', [KEY_CHANGES, '']);
+}
+
+/**
+ * Makes this process's authenticator forget its cache whenever another process announces a key
+ * change, so a revoked key, a new tier or a change of overage holds everywhere at the commit
+ * rather than when cached entries expire. A notification lost while the listening connection is
+ * down leaves the cache's own lifetime (HERALD_AUTH_CACHE_MS) as the bound.
+ */
+export async function listenForKeyChanges(db: Database, authenticator: Authenticator): Promise<void> {
+  if (db.engine === 'postgres') await db.listen(KEY_CHANGES, () => authenticator.invalidate());
 }
 
 export function bearerToken(header: string | undefined): string | null {
