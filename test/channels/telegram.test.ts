@@ -94,6 +94,17 @@ describe('Telegram provider', () => {
     assert.doesNotMatch(JSON.stringify(outcome), /WRONG-token/);
   });
 
+  it('never shows the token when an answer echoes it, percent-encoded or as it is', async () => {
+    const secret = api.token.slice(api.token.indexOf(':') + 1);
+    for (const echoed of [api.token, encodeURIComponent(api.token), api.token.replace(':', '%3a'), `${secret} (the secret alone)`]) {
+      api.script({ kind: 'refused', status: 404, description: `Not Found: /bot${echoed}/sendMessage` });
+      const outcome = await provider.send(telegram('987654321'));
+      assert.equal(outcome.kind, 'failed');
+      assert.doesNotMatch(JSON.stringify(outcome), new RegExp(secret), echoed);
+      assert.match(outcome.kind === 'failed' ? outcome.error : '', /\[token\]/, echoed);
+    }
+  });
+
   it('maps a closed port to retry without the token in the error', async () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -71,3 +71,14 @@ export function redactContact(text: string, channel: Channel, to: string): strin
   }
   return out;
 }
+
+/**
+ * A provider's answer with the provider's credentials masked and then the recipient's contact
+ * (redactContact). The secrets are masked both before and after the percent-decoding redactContact
+ * does, so an answer that echoes one encoded (`/bot123%3AAAH…/sendMessage`) shows it no more than
+ * one that echoes it as it is.
+ */
+export function redactProviderText(text: string, secrets: readonly string[], channel: Channel, to: string): string {
+  const hide = (value: string) => secrets.reduce((out, secret) => (secret ? out.split(secret).join('[token]') : out), value);
+  return hide(redactContact(hide(text), channel, to));
+}

@@ -1,5 +1,5 @@
 import { PROVIDER_USER_AGENT, type ChannelProvider, type OutboundMessage, type SendOutcome } from './provider.js';
-import { redactContact } from './redact-contact.js';
+import { redactProviderText } from './redact-contact.js';
 
 export interface TwilioOptions {
   accountSid: string;
@@ -68,7 +68,7 @@ export class TwilioProvider implements ChannelProvider {
     }
     const outcome = twilioOutcome(response.status, answer, response.headers.get('retry-after'));
     if (outcome.kind === 'delivered') return outcome;
-    const clean = (text: string) => redactContact(text.split(this.options.authToken).join('[token]'), 'sms', message.to);
+    const clean = (text: string) => redactProviderText(text, [this.options.authToken], 'sms', message.to);
     return { ...outcome, error: clean(outcome.error), ...(outcome.providerResponse ? { providerResponse: clean(outcome.providerResponse) } : {}) };
   }
 

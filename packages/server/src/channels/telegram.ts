@@ -1,6 +1,9 @@
 import { PROVIDER_USER_AGENT, type ChannelProvider, type OutboundMessage, type SendOutcome } from './provider.js';
-import { redactContact } from './redact-contact.js';
+import { redactProviderText } from './redact-contact.js';
 import { SendPacer } from './send-pacer.js';
+
+/** The shortest token secret masked on its own: a shorter one (a test's) would mask unrelated text. */
+const MIN_SECRET_LENGTH = 16;
 
 export interface TelegramOptions {
   token: string;
@@ -38,9 +41,12 @@ export class TelegramProvider implements ChannelProvider {
   readonly name = 'telegram';
   private readonly pacer: SendPacer;
   private readonly endpoint: string;
+  private readonly secrets: string[];
 
   constructor(private readonly options: TelegramOptions) {
     this.pacer = new SendPacer(options.ratePerSecond);
+    const secret = options.token.slice(options.token.indexOf(':') + 1);
+    this.secrets = secret.length >= MIN_SECRET_LENGTH ? [options.token, secret] : [options.token];
     this.endpoint = `${options.apiUrl.replace(/\/+$/, '')}/bot${options.token}/sendMessage`;
   }
 
@@ -69,9 +75,13 @@ export class TelegramProvider implements ChannelProvider {
     return err.cause?.code ?? err.name ?? 'network error';
   }
 
-  /** Telegram's descriptions never contain the token, but an outcome is shown to users: make sure. */
+  /**
+   * Telegram's descriptions never contain the token, but a proxy or a self-hosted Bot API server
+   * may echo the path, and an outcome is shown to users: make sure. The part after the colon is
+   * the secret, masked alone too (the bot id before it is public).
+   */
   private scrub(outcome: SendOutcome, to: string): SendOutcome {
-    const clean = (text: string) => redactContact(text.split(this.options.token).join('[token]'), 'telegram', to);
+    const clean = (text: string) => redactProviderText(text, this.secrets, 'telegram', to);
     if (outcome.kind === 'delivered') return outcome;
     return { ...outcome, error: clean(outcome.error), ...(outcome.providerResponse ? { providerResponse: clean(outcome.providerResponse) } : {}) };
   }
