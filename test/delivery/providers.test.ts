@@ -9,6 +9,14 @@ import { startTelegramApi, type TestTelegramApi } from '../support/telegram-api.
 import { startTwilioApi, type TestTwilioApi } from '../support/twilio-api.js';
 import { importIdentity, registeredWallet } from '../support/wallets.js';
 
+/** The gateway's settings for email through `smtp` and Telegram through `telegram`. */
+const emailAndTelegram = (smtp: TestSmtpServer, telegram: TestTelegramApi) => ({
+  SMTP_URL: smtp.url,
+  EMAIL_FROM: 'Herald <notify@herald.test>',
+  TELEGRAM_BOT_TOKEN: telegram.token,
+  TELEGRAM_API_URL: telegram.url,
+});
+
 describe('delivery through SMTP, Telegram and Twilio', () => {
   let gw: TestGateway;
   let smtp: TestSmtpServer;
@@ -21,10 +29,7 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
     [smtp, telegram, twilio] = await Promise.all([startSmtpServer(), startTelegramApi(), startTwilioApi()]);
     gw = await startGateway({
       env: {
-        SMTP_URL: smtp.url,
-        EMAIL_FROM: 'Herald <notify@herald.test>',
-        TELEGRAM_BOT_TOKEN: telegram.token,
-        TELEGRAM_API_URL: telegram.url,
+        ...emailAndTelegram(smtp, telegram),
         TWILIO_ACCOUNT_SID: twilio.accountSid,
         TWILIO_AUTH_TOKEN: twilio.authToken,
         TWILIO_FROM: '+15005550006',
@@ -303,5 +308,50 @@ describe('delivery through SMTP, Telegram and Twilio', () => {
     const noPhone = await registeredWallet(gw.url, { email: b.email });
     smtp.script(b.email, { code: 550 });
     assert.equal((await settled(await send({ wallet: noPhone, priority: 'critical' }))).status, 'bounced');
+  });
+});
+
+describe('delivery while a provider does not answer', () => {
+  let gw: TestGateway;
+  let smtp: TestSmtpServer;
+  let telegram: TestTelegramApi;
+  let acme: TestProtocol;
+
+  before(async () => {
+    [smtp, telegram] = await Promise.all([startSmtpServer(), startTelegramApi()]);
+    gw = await startGateway({
+      env: {
+        ...emailAndTelegram(smtp, telegram),
+        // One delivery loop: before, it waited for every send of its batch before claiming again.
+        HERALD_WORKER_LOOPS: '1',
+        HERALD_WORKER_POLL_MS: '50',
+      },
+    });
+    acme = await gw.createProtocol({ tier: 3, name: 'Acme' });
+  });
+  after(async () => {
+    await gw.close();
+    await Promise.all([smtp.close(), telegram.close()]);
+  });
+
+  const statusOf = async (id: string) => (await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${id}`)).body.status as string;
+  const send = async (wallet: string, preferredChannel: string) => {
+    const res = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet, subject: 'Heads up', body: 'b', category: 'defi', preferredChannel });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    return res.body.notificationId as string;
+  };
+
+  it('delivers the other channels, and the same channel to others, while a send waits for its answer', async () => {
+    const stalled = await registeredWallet(gw.url, { telegramChatId: '7001' });
+    const other = await registeredWallet(gw.url, { email: 'other@example.com', phone: '+15550007002', telegramChatId: '7002' });
+    telegram.script({ kind: 'delay', ms: 4000 }, { chatId: '7001' });
+    const waiting = await send(stalled, 'telegram');
+    await waitFor(async () => (await statusOf(waiting)) === 'sending');
+
+    // Email through SMTP, SMS through the capture provider, Telegram to another chat.
+    const others = await Promise.all([send(other, 'email'), send(other, 'sms'), send(other, 'telegram')]);
+    for (const id of others) await waitFor(async () => (await statusOf(id)) === 'delivered');
+    assert.equal(await statusOf(waiting), 'sending', 'the stalled send is still waiting for Telegram');
+    await waitFor(async () => (await statusOf(waiting)) === 'delivered');
   });
 });

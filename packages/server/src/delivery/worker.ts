@@ -22,13 +22,25 @@ export interface DeliveryOptions {
   idleMs: number;
 }
 
-/** Runs `work` over `items` with at most `limit` in flight. */
-async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]);
-  });
-  await Promise.all(lanes);
+/** At most `limit` pieces of work at a time; the others wait their turn in the order they came. */
+class Lanes {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.active < this.limit) this.active++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      // The lane passes straight to the next in line, or frees up.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
 }
 
 /** An outcome is committed at most this long after its provider answered… */
@@ -46,7 +58,11 @@ const COMMIT_RETRY_MS = [200, 400, 800, 1600, 2000];
  * `sending` in the same transaction; after it commits they are rendered and sent through their
  * channel's provider (per-channel concurrency), and their outcomes, attempt records and events
  * are committed as they come (outcomeWriter), at most COMMIT_AFTER_MS after each answer, while
- * the rest of the batch is still being sent. Delivery through a provider is at-least-once: a
+ * the rest of the batch is still being sent. A pass does not wait for its batch's sends: the
+ * loop claims again while they are in flight, as long as it holds fewer than `batchSize` rows
+ * (it waits for room to claim a quarter of a batch), and the sends of every batch in flight share
+ * the loop's per-channel lanes. A slow or unanswering provider then holds up its own sends only,
+ * never the other channels' or the next due rows of its own. Delivery through a provider is at-least-once: a
  * worker killed between a provider's acceptance and the commit leaves the row leased; when the
  * lease expires another worker sends it again. Only the answers of those last milliseconds are
  * exposed to a kill, never a whole batch, so a notification is repeated once at most by a kill.
@@ -55,6 +71,13 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
   const links = new TrackingLinks(deps.secrets, deps.config.publicUrl);
   const statistics = tableStatistics(deps.db, 'notifications', deps.log);
   let stopping = false;
+  /** The sends of the batches this loop has claimed and not yet settled, and the rows they hold. */
+  const inFlight = new Set<Promise<void>>();
+  let heldRows = 0;
+  /** Fewest rows worth a claim of their own while others are in flight. */
+  const smallestClaim = Math.max(1, Math.ceil(options.batchSize / 4));
+  /** The loop's lanes for sends through providers, per channel, shared by every batch in flight. */
+  const lanes = new Map<Channel, Lanes>();
 
   async function send(
     n: Awaited<ReturnType<typeof withTemplates<DueNotification>>>[number],
@@ -202,12 +225,17 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
 
   const isCaptured = (n: DueNotification) => deps.channels.providerFor(n.fallback_channel ?? n.channel, n.environment) === deps.channels.capture;
 
-  /** Renders and sends (or captures) each notification, per-channel concurrency; answers the outcomes. */
+  /**
+   * Renders and sends (or captures) each notification, at most a channel's concurrency at a time
+   * in `laneMap` (the loop's shared lanes for sends through providers, the call's own for
+   * captures); answers the outcomes.
+   */
   async function sendAll(
     db: Queryable,
     rows: DueNotification[],
     captured: CapturedMessage[],
     unstarted: DueNotification[] | null,
+    laneMap: Map<Channel, Lanes>,
     onSettled?: (settlement: Settlement) => void,
   ): Promise<Settlement[]> {
     // One after another: `db` may be the claim's transaction, one connection that runs one query at a time.
@@ -216,19 +244,19 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     const names = await protocolNames(db, [...new Set(rows.map((n) => n.protocol_id))]);
     const subscriptionOf = subscriptionReader(db, rows);
     const settled: Settlement[] = [];
-    const byChannel = new Map<Channel, typeof withTemplate>();
-    for (const n of withTemplate) {
+    // A channel's rows in one map share a provider (capture ones are never sent with others).
+    const lanesOf = (n: DueNotification) => {
       const channel = n.fallback_channel ?? n.channel;
-      const group = byChannel.get(channel);
-      if (group) group.push(n);
-      else byChannel.set(channel, [n]);
-    }
-    // A group's rows share a channel, and so a provider (capture ones are never sent from here with others).
-    const concurrencyOf = (n: DueNotification) =>
-      Math.min(options.concurrency, deps.channels.providerFor(n.fallback_channel ?? n.channel, n.environment).maxConcurrency ?? Infinity);
+      let lane = laneMap.get(channel);
+      if (!lane) {
+        const provider = deps.channels.providerFor(channel, n.environment);
+        laneMap.set(channel, (lane = new Lanes(Math.min(options.concurrency, provider.maxConcurrency ?? Infinity))));
+      }
+      return lane;
+    };
     await Promise.all(
-      [...byChannel.values()].map((group) =>
-        pool(group, concurrencyOf(group[0]), async (n) => {
+      withTemplate.map((n) =>
+        lanesOf(n).run(async () => {
           if (stopping && unstarted) {
             unstarted.push(n);
             return;
@@ -242,31 +270,14 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     return settled;
   }
 
-  async function pass(): Promise<number> {
-    if (stopping) return 0;
-    const now = deps.now();
-    const { taken, live, settled: capturedSettled } = await deps.db.transaction(async (tx) => {
-      const due = await lockDueNotifications(tx, options.batchSize, now);
-      const captures: DueNotification[] = [];
-      const live: DueNotification[] = [];
-      for (const n of due) (isCaptured(n) ? captures : live).push(n);
-      await leaseNotifications(tx, live.map((n) => n.id), new Date(now.getTime() + options.leaseMs));
-      if (captures.length === 0) return { taken: due.length, live, settled: [] };
-      const captured: CapturedMessage[] = [];
-      const settled = await sendAll(tx, captures, captured, null);
-      await insertCaptured(tx, captured);
-      await commitSettlements(tx, settled, deps.now(), { held: true });
-      return { taken: due.length, live, settled };
-    });
-    if (taken === 0) return 0;
-    if (taken === options.batchSize) statistics.busy();
-    announce(capturedSettled);
+  /** Sends a claimed batch through its providers, commits the outcomes and gives back what a stop left unstarted. */
+  async function deliver(live: DueNotification[], leasedAt: Date): Promise<void> {
     const unstarted: DueNotification[] = [];
-    const lease = holdLeases(live, now);
+    const lease = holdLeases(live, leasedAt);
     try {
       const writer = outcomeWriter();
       try {
-        if (live.length) await sendAll(deps.db, live, [], unstarted, writer.add);
+        await sendAll(deps.db, live, [], unstarted, lanes, writer.add);
       } finally {
         await writer.close();
       }
@@ -274,15 +285,56 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     } finally {
       await lease.release();
     }
+  }
+
+  /** Runs a batch's delivery beside the loop's next passes, counting the rows it holds until it ends. */
+  function deliverInBackground(live: DueNotification[], leasedAt: Date): void {
+    heldRows += live.length;
+    const running: Promise<void> = deliver(live, leasedAt)
+      // The rows stay leased: once the lease runs out they are claimed again, nothing is lost.
+      .catch((error: unknown) => deps.log.error({ err: error, rows: live.length }, 'delivery: a batch could not be settled'))
+      .finally(() => {
+        heldRows -= live.length;
+        inFlight.delete(running);
+      });
+    inFlight.add(running);
+  }
+
+  async function pass(): Promise<number> {
+    // Room for a claim worth making: the rows of earlier batches still being sent hold their place.
+    while (!stopping && options.batchSize - heldRows < smallestClaim) await Promise.race(inFlight);
+    if (stopping) return 0;
+    const room = options.batchSize - heldRows;
+    const now = deps.now();
+    const { taken, live, settled: capturedSettled } = await deps.db.transaction(async (tx) => {
+      const due = await lockDueNotifications(tx, room, now);
+      const captures: DueNotification[] = [];
+      const live: DueNotification[] = [];
+      for (const n of due) (isCaptured(n) ? captures : live).push(n);
+      await leaseNotifications(tx, live.map((n) => n.id), new Date(now.getTime() + options.leaseMs));
+      if (captures.length === 0) return { taken: due.length, live, settled: [] };
+      const captured: CapturedMessage[] = [];
+      const settled = await sendAll(tx, captures, captured, null, new Map());
+      await insertCaptured(tx, captured);
+      await commitSettlements(tx, settled, deps.now(), { held: true });
+      return { taken: due.length, live, settled };
+    });
+    if (taken === 0) return 0;
+    if (taken === room) statistics.busy();
+    announce(capturedSettled);
+    if (live.length) deliverInBackground(live, now);
     return taken;
   }
 
   const loop = new JobLoop({ name: 'delivery', log: deps.log, idleMs: options.idleMs, pass });
   deps.wakeup.on('notifications', () => loop.wake());
   const stop = loop.stop.bind(loop);
+  // A stop lets the current pass end, then waits for every batch in flight to finish its started
+  // sends, commit them and give back the rest.
   loop.stop = async () => {
     stopping = true;
     await stop();
+    await Promise.all(inFlight);
   };
   return loop;
 }
