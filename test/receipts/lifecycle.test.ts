@@ -1,11 +1,17 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { verifyReceipt, type Receipt } from '../../packages/sdk/src/receipts.js';
 import { verifyWebhookSignature } from '../../packages/sdk/src/webhooks.js';
 import { call, isErrorBody, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 import { registeredWallet } from '../support/wallets.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
+
+const run = promisify(execFile);
+/** The SDK's receipts module as a package user loads it: the build. */
+const SDK_RECEIPTS = new URL('../../packages/sdk/dist/receipts.js', import.meta.url).href;
 
 // Proofs run in a child process on a shared CI machine: allow for a slow one.
 const PROOF_WAIT_MS = 90_000;
@@ -118,6 +124,14 @@ describe('receipt lifecycle on the embedded litesvm chain', () => {
       assert.equal(receipt.publicSignals.length, 5);
       assert.equal(BigInt(receipt.publicSignals[0]), BigInt(receipt.commitment), 'the proof is about this leaf');
     }
+    // Receipts verified side by side, as a script would with Promise.all: the process still ends
+    // by itself once they are done (each used to start a pool of threads, and one was ended).
+    const script = `import { verifyReceipt } from ${JSON.stringify(SDK_RECEIPTS)};
+      const receipts = JSON.parse(process.env.RECEIPTS);
+      const results = await Promise.all([...receipts, ...receipts].map((r) => verifyReceipt(r)));
+      console.log(JSON.stringify(results.map((r) => r.valid)));`;
+    const verified = await run(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, RECEIPTS: JSON.stringify(receipts) }, timeout: 120_000 });
+    assert.equal(verified.stdout.trim(), '[true,true,true,true]');
     // The other leaf of the batch, with its own path to the same root, is not this notification's.
     const swapped = { ...receipts[0], commitment: receipts[1].commitment, leafIndex: receipts[1].leafIndex, merklePath: receipts[1].merklePath };
     const refused = await verifyReceipt(swapped);

@@ -94,8 +94,12 @@ const MEMO_PROGRAMS = new Set(['MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr', 'M
  * that is not an object (the answer says what failed); throws only when no Groth16 verifier is
  * available.
  *
- * `valid` says the receipt proves delivery of `receipt.notificationId` to `receipt.wallet`:
- * compare those two with the notification and wallet you expect.
+ * What `valid` proves depends on what was checked. With `rpcUrl` and a pinned `signer`, it says
+ * the operator's key put on chain a root under which this receipt's leaf commits to
+ * `receipt.notificationId` and `receipt.wallet`: compare those two with the notification and
+ * wallet you expect. Offline, or without a pinned signer, it says only that the receipt agrees
+ * with itself: the proving key is public, so anyone can make such a receipt, and the signer a
+ * receipt names is its own claim.
  */
 export async function verifyReceipt(receipt: Receipt, options: VerifyReceiptOptions = {}): Promise<ReceiptVerification> {
   if (!receipt || typeof receipt !== 'object') {
@@ -167,8 +171,15 @@ async function proofVerifies(r: Receipt, options: VerifyReceiptOptions): Promise
 
 // snarkjs keeps a pool of worker threads (which keep a process alive) once it has verified
 // anything: when the SDK loaded it, the pool is ended a moment after the last verification ends.
+// The pool belongs to snarkjs's one bn128 curve, which it builds on first use and keeps; calls
+// that start together would each build a curve and a pool of their own, and only the last would
+// be kept (and ended). So the curve is built once, here, and every call waits for that one.
 const LINGER_MS = 1000;
-let snarkjs: Promise<{ groth16: Groth16Verifier; curves: { getCurveFromName(name: string): Promise<{ terminate(): Promise<void> }> } }> | undefined;
+interface Curve {
+  terminate(): Promise<void>;
+}
+let snarkjs: Promise<{ groth16: Groth16Verifier; curves: { getCurveFromName(name: string): Promise<Curve> } }> | undefined;
+let curve: Promise<Curve> | undefined;
 let running = 0;
 let linger: ReturnType<typeof setTimeout> | undefined;
 
@@ -182,11 +193,18 @@ async function withSnarkjs(run: (groth16: Groth16Verifier) => Promise<boolean>):
   clearTimeout(linger);
   running++;
   try {
+    const built = (curve ??= lib.curves.getCurveFromName('bn128'));
+    await built.catch(() => {
+      if (curve === built) curve = undefined;
+    });
     return await run(lib.groth16);
   } finally {
     if (--running === 0) {
       linger = setTimeout(() => {
-        if (running === 0) lib.curves.getCurveFromName('bn128').then((curve) => curve.terminate()).catch(() => {});
+        if (running !== 0 || !curve) return;
+        const ending = curve;
+        curve = undefined;
+        ending.then((built) => built.terminate()).catch(() => {});
       }, LINGER_MS);
     }
   }
