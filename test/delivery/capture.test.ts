@@ -202,6 +202,25 @@ describe('delivery through the capture provider, engagement links', () => {
     assert.match(await form.text(), /This unsubscribe link is not valid/);
   });
 
+  it('leaves a link too long for a tracking token as it is written, and tracks the others', async () => {
+    const long = `https://long.example/?q=${'b'.repeat(3500)}`;
+    const sent = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', {
+      wallet,
+      subject: 'Long link',
+      body: `[long](${long}) and [short](https://short.example/)`,
+      category: 'defi',
+      preferredChannel: 'email',
+    });
+    await delivered(sent.body.notificationId);
+    const list = await call(gw.url, acme.apiKey, 'GET', '/v1/sandbox/messages?channel=email&limit=1');
+    const html: string = list.body.data[0].html;
+    assert.ok(html.includes(`href="${long}"`), 'the long link is left untracked');
+    const clicks = [...html.matchAll(/href="([^"]*\/track\/click\/[^"]+)"/g)].map((m) => m[1].replace(/^https?:\/\/[^/]+/, gw.url));
+    assert.equal(clicks.length, 1);
+    const go = await fetch(clicks[0], { redirect: 'manual' });
+    assert.deepEqual([go.status, go.headers.get('location')], [302, 'https://short.example/']);
+  });
+
   it('shows a browser a page for a broken click link', async () => {
     const browser = await fetch(`${gw.url}/track/click/garbage`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' }, redirect: 'manual' });
     assert.equal(browser.status, 404);

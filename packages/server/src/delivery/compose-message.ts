@@ -38,8 +38,9 @@ export function composeMessage(n: DeliverableNotification, channel: Channel, to:
     protocolName: n.protocol_name,
     unsubscribeUrl,
     openPixelUrl: channel === 'email' ? links.link('open', { notificationId: n.id }) : undefined,
-    // A link no URL parser reads is left as written: a redirect could only refuse it.
-    rewriteLink: channel === 'email' ? (url: string) => (redirectTarget(url) ? links.link('click', { notificationId: n.id, url }) : url) : undefined,
+    // A link no URL parser reads is left as written: a redirect could only refuse it. So is one
+    // too long for a tracking link to carry.
+    rewriteLink: channel === 'email' ? (url: string) => (redirectTarget(url) ? (links.clickLink(n.id, url) ?? url) : url) : undefined,
   };
   if (n.template_id && !n.template) throw new Error(`template ${n.template_id} version of notification ${n.id} is missing`);
   // The rendering makes each channel's format on first read: only this channel's is made.

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { mediaRanges } from '../http/accept-header.js';
+import { MAX_PARAM_LENGTH } from '../http/error-handler.js';
 import { ApiError } from '../http/errors.js';
 import { escapeHtml } from '../rendering/markdown.js';
 import { unsubscribe } from '../subscriptions/subscription-store.js';
@@ -14,7 +15,7 @@ const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 
 /** The pixel, as every open link answers it, valid or not: a mail client shows an image, not an error. */
 export const sendPixel = (reply: FastifyReply) => reply.header('cache-control', 'no-store').type('image/gif').send(PIXEL);
-const TokenParams = Type.Object({ token: Type.String({ maxLength: 4096 }) });
+const TokenParams = Type.Object({ token: Type.String({ maxLength: MAX_PARAM_LENGTH }) });
 const tags = ['engagement'];
 const linkAccess = { access: 'link' as const };
 const HTML = 'text/html; charset=utf-8';

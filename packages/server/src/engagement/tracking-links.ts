@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { SecretBox } from '../crypto/secret-box.js';
+import { MAX_PARAM_LENGTH } from '../http/error-handler.js';
 import { isHttpUrl } from '../rendering/markdown.js';
 
 export type LinkKind = 'open' | 'click' | 'unsubscribe';
@@ -50,10 +51,20 @@ export class TrackingLinks {
     return `${this.publicUrl}${PATHS[kind]}${this.sign(kind, claim)}`;
   }
 
+  /**
+   * The click-tracking link to `url`, or undefined when its token would be longer than a route
+   * takes as a path parameter (the token carries the whole address): such a link is left as it
+   * is written.
+   */
+  clickLink(notificationId: string, url: string): string | undefined {
+    const token = this.sign('click', { notificationId, url });
+    return token.length > MAX_PARAM_LENGTH ? undefined : `${this.publicUrl}${PATHS.click}${token}`;
+  }
+
   /** The claim of a genuine token of this kind, or null for anything forged, altered or malformed. */
   verify(kind: LinkKind, token: string): LinkClaim | null {
     const [payload, mac, extra] = token.split('.');
-    if (!payload || !mac || extra !== undefined || token.length > 4096) return null;
+    if (!payload || !mac || extra !== undefined || token.length > MAX_PARAM_LENGTH) return null;
     const expected = Buffer.from(this.mac(kind, payload));
     const given = Buffer.from(mac);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
