@@ -79,6 +79,25 @@ describe('SMTP provider', () => {
     assert.match(smtp.received.at(-1)!.headers['message-id'], /^<[^@\s]+@mail\.herald\.test>$/);
   });
 
+  it('sends a subject that looks like an encoded-word as the text it is', async () => {
+    for (const subject of ['=?UTF-8?B?SGk=?= encoded-word lookalike', `Rate =?utf-8?q?x?= ${'é'.repeat(120)}`]) {
+      const outcome = await provider.send(email('carol@example.com', { subject }));
+      assert.equal(outcome.kind, 'delivered');
+      assert.equal(smtp.received.at(-1)!.subject, subject);
+    }
+  });
+
+  it('writes the Message-ID with the From domain in its ASCII form', async () => {
+    const idn = new SmtpProvider({ url: smtp.url, from: 'Hérald Ops <alerts@bücher.example>' });
+    try {
+      const outcome = await idn.send(email('dave@example.com', { messageId: '01JABCDEFGHJKMNPQRSTVWXYZ1' }));
+      assert.equal(outcome.kind, 'delivered');
+      assert.equal(smtp.received.at(-1)!.headers['message-id'], '<01JABCDEFGHJKMNPQRSTVWXYZ1@xn--bcher-kva.example>');
+    } finally {
+      await idn.close();
+    }
+  });
+
   it('sends concurrent messages over the pool', async () => {
     const before = smtp.received.length;
     const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => provider.send(email(`user${i}@example.com`, { messageId: `M${i}` }))));

@@ -1,3 +1,5 @@
+import { domainToASCII } from 'node:url';
+import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import nodemailer, { type NodemailerError, type SMTPPoolSentMessageInfo, type Transporter } from 'nodemailer';
 import type { ChannelProvider, OutboundMessage, SendOutcome } from './provider.js';
 import { redactContact } from './redact-contact.js';
@@ -66,7 +68,7 @@ export class SmtpProvider implements ChannelProvider {
       const info = await this.transport.sendMail({
         from: this.options.from,
         to: message.to,
-        subject: message.subject ?? '',
+        subject: subjectHeader(message.subject ?? ''),
         text: message.text,
         html: message.html,
         headers: message.headers,
@@ -83,6 +85,17 @@ export class SmtpProvider implements ChannelProvider {
   }
 }
 
+/**
+ * The Subject as nodemailer is to write it. nodemailer passes text that already reads as an RFC
+ * 2047 encoded-word (`=?UTF-8?B?SGk=?=`) through as it is, for callers who encode their own
+ * headers, so a subject that only looks like one would reach the reader decoded into other text.
+ * Such a subject is encoded whole here, as RFC 2047 §5 asks of text that could be mistaken for
+ * an encoded-word.
+ */
+export function subjectHeader(subject: string): string {
+  return subject.includes('=?') ? encodeWord(subject, 'B', 52) : subject;
+}
+
 /** The pool size an SMTP URL asks for (`?maxConnections=`, which nodemailer reads), if any. */
 export function poolSizeIn(url: string): number | undefined {
   let asked: string | null = null;
@@ -95,10 +108,15 @@ export function poolSizeIn(url: string): number | undefined {
   return asked !== null && Number.isInteger(size) && size > 0 ? size : undefined;
 }
 
-/** The domain of the From address, which the Message-ID borrows as RFC 5322 suggests. */
+/**
+ * The domain of the From address, which the Message-ID borrows as RFC 5322 suggests, in its ASCII
+ * form (`bücher.example` is `xn--bcher-kva.example`): a msg-id is ASCII, as nodemailer writes the
+ * From address itself.
+ */
 export function fromDomain(from: string): string {
   const address = /<([^<>]*)>\s*$/.exec(from)?.[1] ?? from;
-  return address.slice(address.lastIndexOf('@') + 1).trim() || 'localhost';
+  const domain = address.slice(address.lastIndexOf('@') + 1).trim();
+  return (domain && domainToASCII(domain)) || 'localhost';
 }
 
 export function smtpOutcome(error: NodemailerError, to: string): SendOutcome {
