@@ -74,6 +74,22 @@ describe('rewriteHtmlLinks', () => {
     }
   });
 
+  it('reads a <noscript> both ways: as markup, as a mail client does with scripts off, and as text', () => {
+    // With scripts off its links are markup: made safe, and tracked.
+    assert.equal(
+      rewriteHtmlLinks('<noscript><a href="javascript:fetch(1)">a</a> <a href="https://t.example/">t</a></noscript>', track),
+      `<noscript><a href="#">a</a> <a href="${track('https://t.example/')}">t</a></noscript>`,
+    );
+    // With scripts on, a </noscript> inside an attribute ends the element, and what follows is markup.
+    const early = '<noscript><a title="</noscript><a href=javascript:alert(1)>">x</a></noscript>';
+    const safe = rewriteHtmlLinks(early);
+    assert.doesNotMatch(safe, /javascript:/);
+    assert.equal(rewriteHtmlLinks(safe), safe, 'the answer is stable: rewriting it again changes nothing');
+    // Text inside a <noscript> that is no link under either reading keeps its bytes.
+    const plain = '<noscript><p>Enable images to see the chart.</p></noscript><a href="mailto:x@y.z">m</a>';
+    assert.equal(rewriteHtmlLinks(plain, track), plain);
+  });
+
   it('writes a tag with a repeated attribute again from the attribute a browser keeps (the first)', () => {
     assert.equal(rewriteHtmlLinks('<a href="https://ok.example/" href="javascript:alert(1)" class=b>x</a>', track), `<a href="${track('https://ok.example/')}" class="b">x</a>`);
     assert.equal(rewriteHtmlLinks(`<a href="javascript:alert(1)" href='https://ok.example/'>x</a>`), '<a href="#">x</a>');

@@ -15,6 +15,9 @@ interface Edit {
   text: string;
 }
 
+/** Rounds of the two readings after the first before the HTML is given up on (it never takes more than one). */
+const MAX_ROUNDS = 4;
+
 /**
  * The links of a rendered template's HTML: every link attribute of every element (an anchor's or
  * an area's href, an SVG xlink:href, a form's action) that names javascript:, vbscript: or data:
@@ -24,11 +27,30 @@ interface Edit {
  * The HTML is read by an HTML5 parser (parse5), so elements and attributes are exactly those a
  * browser sees, whatever the quoting, comments or raw-text elements around them, in time linear
  * in the length; only the link attributes are rewritten, in place, and every other byte is kept.
+ *
+ * It is read both ways a browser can read it. A mail client shows HTML with scripts off, and so
+ * reads a <noscript>'s content as markup; with scripts on, that content is text, and a
+ * `</noscript>` written inside an attribute ends it early, making markup of what follows. The
+ * links are rewritten as a mail client reads them, then made safe under either reading until
+ * neither finds one more to change.
  */
 export function rewriteHtmlLinks(html: string, rewrite?: (url: string) => string): string {
+  let out = rewritePass(html, false, rewrite);
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const next = rewritePass(rewritePass(out, true), false);
+    if (next === out) return out;
+    out = next;
+  }
+  // Never met: HTML that keeps changing under its two readings is shown as text.
+  return escapeHtml(html);
+}
+
+/** One reading of the HTML, with scripts on or off, and its links rewritten as described above. */
+function rewritePass(html: string, scriptingEnabled: boolean, rewrite?: (url: string) => string): string {
   // Where the parser met a repeated attribute, in source order.
   const duplicates: number[] = [];
   const tree = parse(html, {
+    scriptingEnabled,
     sourceCodeLocationInfo: true,
     onParseError: (error) => {
       if (error.code === 'duplicate-attribute') duplicates.push(error.startOffset);
