@@ -322,8 +322,9 @@ describe('delivery while a provider does not answer', () => {
     gw = await startGateway({
       env: {
         ...emailAndTelegram(smtp, telegram),
-        // One delivery loop: before, it waited for every send of its batch before claiming again.
+        // One delivery loop, claiming three rows at most: a stalled send is a third of a batch.
         HERALD_WORKER_LOOPS: '1',
+        HERALD_WORKER_BATCH: '3',
         HERALD_WORKER_POLL_MS: '50',
       },
     });
@@ -351,6 +352,26 @@ describe('delivery while a provider does not answer', () => {
     // Email through SMTP, SMS through the capture provider, Telegram to another chat.
     const others = await Promise.all([send(other, 'email'), send(other, 'sms'), send(other, 'telegram')]);
     for (const id of others) await waitFor(async () => (await statusOf(id)) === 'delivered');
+    assert.equal(await statusOf(waiting), 'sending', 'the stalled send is still waiting for Telegram');
+    await waitFor(async () => (await statusOf(waiting)) === 'delivered');
+  });
+
+  it('goes on claiming while a row of the same batch waits for its answer', async () => {
+    const stalled = await registeredWallet(gw.url, { telegramChatId: '7101' });
+    const other = await registeredWallet(gw.url, { email: 'other2@example.com', telegramChatId: '7102' });
+    telegram.script({ kind: 'delay', ms: 6000 }, { chatId: '7101' });
+    // One request, one transaction: the stalled row and the others are claimed together.
+    const item = (wallet: string, preferredChannel: string) => ({ wallet, subject: 'Heads up', body: 'b', category: 'defi', preferredChannel });
+    const bulk = await call(gw.url, acme.apiKey, 'POST', '/v1/notify/bulk', {
+      notifications: [item(stalled, 'telegram'), item(other, 'email'), item(other, 'telegram')],
+    });
+    assert.equal(bulk.status, 202, JSON.stringify(bulk.body));
+    const [waiting, ...together] = bulk.body.results.map((r: { notificationId: string }) => r.notificationId);
+    for (const id of together) await waitFor(async () => (await statusOf(id)) === 'delivered');
+
+    // Sent after the batch was claimed: delivered while its stalled row still waits.
+    const later = await send(other, 'email');
+    await waitFor(async () => (await statusOf(later)) === 'delivered');
     assert.equal(await statusOf(waiting), 'sending', 'the stalled send is still waiting for Telegram');
     await waitFor(async () => (await statusOf(waiting)) === 'delivered');
   });

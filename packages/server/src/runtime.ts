@@ -21,7 +21,7 @@ import type { JobLoop } from './jobs/loop.js';
 import { Wakeup } from './jobs/wakeup.js';
 import { webhookLoop } from './webhooks/webhook-loop.js';
 import { DeliveryEstimator } from './notifications/delivery-estimate.js';
-import { createDeliveryWorker } from './delivery/worker.js';
+import { createDeliveryWorker, SendingChannels } from './delivery/worker.js';
 import { createScheduleWorker } from './schedules/schedule-worker.js';
 import { receiptLoop } from './receipts/receipt-loop.js';
 import { requestLogCompactor } from './request-log/compact-segments.js';
@@ -69,7 +69,16 @@ const IN_FLIGHT_GRACE_MS = 10_000;
 
 /** Every background loop of the worker role. */
 function backgroundLoops(deps: Deps): JobLoop[] {
-  return [...Array.from({ length: deps.config.delivery.loops }, () => createDeliveryWorker(deps, deps.config.delivery)), createScheduleWorker(deps), webhookLoop(deps), receiptLoop(deps), requestLogCompactor(deps)];
+  const delivery = deps.config.delivery;
+  // The delivery loops share each channel's lanes and room (see SendingChannels).
+  const channels = new SendingChannels(delivery.concurrency, delivery.batchSize);
+  return [
+    ...Array.from({ length: delivery.loops }, () => createDeliveryWorker(deps, delivery, channels)),
+    createScheduleWorker(deps),
+    webhookLoop(deps),
+    receiptLoop(deps),
+    requestLogCompactor(deps),
+  ];
 }
 
 /** lockDataDir, with a directory that cannot be used reported as the setting that names it. */

@@ -1,5 +1,5 @@
 import { insertCaptured, type CapturedMessage } from '../channels/capture.js';
-import type { Channel, SendOutcome } from '../channels/provider.js';
+import type { Channel, ChannelProvider, SendOutcome } from '../channels/provider.js';
 import type { Queryable } from '../db/connection.js';
 import type { Deps } from '../deps.js';
 import { TrackingLinks } from '../engagement/tracking-links.js';
@@ -43,6 +43,52 @@ class Lanes {
   }
 }
 
+/**
+ * What the delivery loops of one process share while they send through providers: each channel's
+ * lanes (at most `concurrency` sends in flight, whichever loop claimed them) and the count of
+ * rows each channel holds, claimed and not yet settled. A channel holding `cap` rows or more is
+ * full: no loop claims its rows until it has room again. A provider that answers slowly or not at
+ * all fills its own channel, never the others', and a full channel's rows stay in the database,
+ * due, for any worker with room.
+ */
+export class SendingChannels {
+  private readonly lanes = new Map<Channel, Lanes>();
+  private readonly held = new Map<Channel, number>();
+  private readonly roomListeners: (() => void)[] = [];
+
+  constructor(
+    private readonly concurrency: number,
+    private readonly cap: number,
+  ) {}
+
+  /** The lanes of a channel, sized by its provider (an SMTP pool's connections at most). */
+  lanesFor(channel: Channel, provider: ChannelProvider): Lanes {
+    let lanes = this.lanes.get(channel);
+    if (!lanes) this.lanes.set(channel, (lanes = new Lanes(Math.min(this.concurrency, provider.maxConcurrency ?? Infinity))));
+    return lanes;
+  }
+
+  hold(channel: Channel): void {
+    this.held.set(channel, (this.held.get(channel) ?? 0) + 1);
+  }
+
+  /** A held row was settled or given back; a full channel that now has room tells the loops. */
+  release(channel: Channel): void {
+    const held = (this.held.get(channel) ?? 1) - 1;
+    this.held.set(channel, held);
+    if (held === this.cap - 1) for (const listener of this.roomListeners) listener();
+  }
+
+  /** The channels that are full. */
+  full(): Channel[] {
+    return [...this.held].flatMap(([channel, held]) => (held >= this.cap ? [channel] : []));
+  }
+
+  onRoom(listener: () => void): void {
+    this.roomListeners.push(listener);
+  }
+}
+
 /** An outcome is committed at most this long after its provider answered… */
 const COMMIT_AFTER_MS = 50;
 /** …or at once when this many wait. */
@@ -59,25 +105,26 @@ const COMMIT_RETRY_MS = [200, 400, 800, 1600, 2000];
  * channel's provider (per-channel concurrency), and their outcomes, attempt records and events
  * are committed as they come (outcomeWriter), at most COMMIT_AFTER_MS after each answer, while
  * the rest of the batch is still being sent. A pass does not wait for its batch's sends: the
- * loop claims again while they are in flight, as long as it holds fewer than `batchSize` rows
- * (it waits for room to claim a quarter of a batch), and the sends of every batch in flight share
- * the loop's per-channel lanes. A slow or unanswering provider then holds up its own sends only,
- * never the other channels' or the next due rows of its own. Delivery through a provider is at-least-once: a
+ * loop claims again while they are in flight, leaving out the channels that are full, and the
+ * sends of every batch in flight, of every loop of the process, share each channel's lanes
+ * (SendingChannels). A slow or unanswering provider then holds up the sends waiting for it only,
+ * never the other channels'. Delivery through a provider is at-least-once: a
  * worker killed between a provider's acceptance and the commit leaves the row leased; when the
  * lease expires another worker sends it again. Only the answers of those last milliseconds are
  * exposed to a kill, never a whole batch, so a notification is repeated once at most by a kill.
  */
-export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobLoop {
+export function createDeliveryWorker(
+  deps: Deps,
+  options: DeliveryOptions,
+  channels: SendingChannels = new SendingChannels(options.concurrency, options.batchSize),
+): JobLoop {
   const links = new TrackingLinks(deps.secrets, deps.config.publicUrl);
   const statistics = tableStatistics(deps.db, 'notifications', deps.log);
   let stopping = false;
-  /** The sends of the batches this loop has claimed and not yet settled, and the rows they hold. */
+  /** The batches this loop has claimed whose sends are not all settled. */
   const inFlight = new Set<Promise<void>>();
-  let heldRows = 0;
-  /** Fewest rows worth a claim of their own while others are in flight. */
-  const smallestClaim = Math.max(1, Math.ceil(options.batchSize / 4));
-  /** The loop's lanes for sends through providers, per channel, shared by every batch in flight. */
-  const lanes = new Map<Channel, Lanes>();
+  /** A batch that could not be settled: the next pass fails with it, so the loop backs off. */
+  let failure: { error: unknown } | undefined;
 
   async function send(
     n: Awaited<ReturnType<typeof withTemplates<DueNotification>>>[number],
@@ -85,23 +132,26 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     subscriptionOf: (row: DueNotification) => Promise<SubscriptionState | undefined>,
     names: Map<string, string>,
     captured: CapturedMessage[],
-  ) {
+  ): Promise<Settlement> {
     const channel: Channel = n.fallback_channel ?? n.channel;
     const walletContacts = contacts.get(n.wallet);
-    const to = contactFor(channel, walletContacts);
     const provider = deps.channels.providerFor(channel, n.environment);
-    const subscription = await subscriptionOf(n);
-    // An opt-out or a narrowed subscription committed while the message waited (a retry, a long queue).
-    const refusal = subscriptionRefusal(subscription, channel, n.fallback_channel !== null);
-    if (refusal?.status === 'opted_out') return optedOut(n, refusal.reason);
-    const started = performance.now();
+    let started = performance.now();
     let outcome: SendOutcome;
-    if (refusal) {
-      outcome = { kind: 'failed', error: refusal.reason };
-    } else if (!to) {
-      outcome = { kind: 'failed', error: `the wallet no longer has a verified ${channel} contact` };
-    } else {
-      try {
+    // Never a rejection: every row of a batch ends in a settlement, so the batch ends only when
+    // all its rows have (their leases are held until then).
+    try {
+      const to = contactFor(channel, walletContacts);
+      const subscription = await subscriptionOf(n);
+      // An opt-out or a narrowed subscription committed while the message waited (a retry, a long queue).
+      const refusal = subscriptionRefusal(subscription, channel, n.fallback_channel !== null);
+      if (refusal?.status === 'opted_out') return optedOut(n, refusal.reason);
+      started = performance.now();
+      if (refusal) {
+        outcome = { kind: 'failed', error: refusal.reason };
+      } else if (!to) {
+        outcome = { kind: 'failed', error: `the wallet no longer has a verified ${channel} contact` };
+      } else {
         const message = composeMessage({ ...n, protocol_name: names.get(n.protocol_id) ?? n.protocol_id }, channel, to, links);
         if (provider === deps.channels.capture) {
           // Captures are written with the batch's outcomes, in the same transaction.
@@ -111,13 +161,14 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
         } else {
           outcome = await provider.send(message);
         }
-      } catch (error) {
-        // A template that cannot render these variables (stored before a rule refused them) never will.
-        outcome =
-          error instanceof MissingVariableError || error instanceof TemplateRenderError
-            ? { kind: 'failed', error: `the template could not be rendered: ${error.message}` }
-            : { kind: 'retry', error: `provider error: ${(error as Error).message}` };
       }
+    } catch (error) {
+      // A template that cannot render these variables (stored before a rule refused them) never
+      // will; anything else (a provider's error, the wallet's subscription unread) is tried again.
+      outcome =
+        error instanceof MissingVariableError || error instanceof TemplateRenderError
+          ? { kind: 'failed', error: `the template could not be rendered: ${error.message}` }
+          : { kind: 'retry', error: `could not send: ${(error as Error).message}` };
     }
     const settlement = settle(n, outcome, {
       provider: provider.name,
@@ -227,16 +278,17 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
 
   /**
    * Renders and sends (or captures) each notification, at most a channel's concurrency at a time
-   * in `laneMap` (the loop's shared lanes for sends through providers, the call's own for
-   * captures); answers the outcomes.
+   * (`lanesOf`: the process's shared lanes for sends through providers, the call's own for
+   * captures); answers the outcomes. `onDone` hears each row once its work is over: settled, or
+   * left unstarted by a stop.
    */
   async function sendAll(
     db: Queryable,
     rows: DueNotification[],
     captured: CapturedMessage[],
     unstarted: DueNotification[] | null,
-    laneMap: Map<Channel, Lanes>,
-    onSettled?: (settlement: Settlement) => void,
+    lanesOf: (n: DueNotification) => Lanes,
+    hooks: { onSettled?: (settlement: Settlement) => void; onDone?: (n: DueNotification) => void } = {},
   ): Promise<Settlement[]> {
     // One after another: `db` may be the claim's transaction, one connection that runs one query at a time.
     const withTemplate = await withTemplates(db, rows);
@@ -244,83 +296,103 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     const names = await protocolNames(db, [...new Set(rows.map((n) => n.protocol_id))]);
     const subscriptionOf = subscriptionReader(db, rows);
     const settled: Settlement[] = [];
-    // A channel's rows in one map share a provider (capture ones are never sent with others).
-    const lanesOf = (n: DueNotification) => {
-      const channel = n.fallback_channel ?? n.channel;
-      let lane = laneMap.get(channel);
-      if (!lane) {
-        const provider = deps.channels.providerFor(channel, n.environment);
-        laneMap.set(channel, (lane = new Lanes(Math.min(options.concurrency, provider.maxConcurrency ?? Infinity))));
-      }
-      return lane;
-    };
     await Promise.all(
       withTemplate.map((n) =>
         lanesOf(n).run(async () => {
-          if (stopping && unstarted) {
-            unstarted.push(n);
-            return;
+          try {
+            if (stopping && unstarted) {
+              unstarted.push(n);
+              return;
+            }
+            // send() answers a settlement for every row, whatever fails.
+            const settlement = await send(n, contacts, subscriptionOf, names, captured);
+            settled.push(settlement);
+            hooks.onSettled?.(settlement);
+          } finally {
+            hooks.onDone?.(n);
           }
-          const settlement = await send(n, contacts, subscriptionOf, names, captured);
-          settled.push(settlement);
-          onSettled?.(settlement);
         }),
       ),
     );
     return settled;
   }
 
-  /** Sends a claimed batch through its providers, commits the outcomes and gives back what a stop left unstarted. */
+  /** Lanes of the call's own, for captured rows (settled in the claim's transaction). */
+  function ownLanes(): (n: DueNotification) => Lanes {
+    const lanes = new Map<Channel, Lanes>();
+    return (n) => {
+      const channel = n.fallback_channel ?? n.channel;
+      let lane = lanes.get(channel);
+      if (!lane) lanes.set(channel, (lane = new Lanes(options.concurrency)));
+      return lane;
+    };
+  }
+
+  const sentOn = (n: DueNotification): Channel => n.fallback_channel ?? n.channel;
+  const sharedLanes = (n: DueNotification) => channels.lanesFor(sentOn(n), deps.channels.providerFor(sentOn(n), n.environment));
+
+  /**
+   * Sends a claimed batch through its providers, commits the outcomes and gives back what a stop
+   * left unstarted. Each row holds its place in its channel until its work is over.
+   */
   async function deliver(live: DueNotification[], leasedAt: Date): Promise<void> {
+    const holding = new Set(live);
+    const letGo = (n: DueNotification) => {
+      if (holding.delete(n)) channels.release(sentOn(n));
+    };
+    for (const n of live) channels.hold(sentOn(n));
     const unstarted: DueNotification[] = [];
     const lease = holdLeases(live, leasedAt);
     try {
       const writer = outcomeWriter();
       try {
-        await sendAll(deps.db, live, [], unstarted, lanes, writer.add);
+        await sendAll(deps.db, live, [], unstarted, sharedLanes, { onSettled: writer.add, onDone: letGo });
       } finally {
         await writer.close();
       }
       await releaseClaims(deps.db, unstarted);
     } finally {
+      // Rows never reached (the batch's reads failed) stay leased until the lease runs out.
+      for (const n of holding) letGo(n);
       await lease.release();
     }
   }
 
-  /** Runs a batch's delivery beside the loop's next passes, counting the rows it holds until it ends. */
+  /** Runs a batch's delivery beside the loop's next passes. */
   function deliverInBackground(live: DueNotification[], leasedAt: Date): void {
-    heldRows += live.length;
     const running: Promise<void> = deliver(live, leasedAt)
-      // The rows stay leased: once the lease runs out they are claimed again, nothing is lost.
-      .catch((error: unknown) => deps.log.error({ err: error, rows: live.length }, 'delivery: a batch could not be settled'))
-      .finally(() => {
-        heldRows -= live.length;
-        inFlight.delete(running);
-      });
+      // Its rows stay leased and are claimed again once the lease runs out: nothing is lost.
+      .catch((error: unknown) => {
+        failure ??= { error };
+      })
+      .finally(() => inFlight.delete(running));
     inFlight.add(running);
   }
 
   async function pass(): Promise<number> {
-    // Room for a claim worth making: the rows of earlier batches still being sent hold their place.
-    while (!stopping && options.batchSize - heldRows < smallestClaim) await Promise.race(inFlight);
+    if (failure) {
+      const { error } = failure;
+      failure = undefined;
+      throw error;
+    }
     if (stopping) return 0;
-    const room = options.batchSize - heldRows;
     const now = deps.now();
     const { taken, live, settled: capturedSettled } = await deps.db.transaction(async (tx) => {
-      const due = await lockDueNotifications(tx, room, now);
+      // A full channel's rows wait in the database, due, for a claim with room for them.
+      const due = await lockDueNotifications(tx, options.batchSize, now, channels.full());
       const captures: DueNotification[] = [];
       const live: DueNotification[] = [];
       for (const n of due) (isCaptured(n) ? captures : live).push(n);
       await leaseNotifications(tx, live.map((n) => n.id), new Date(now.getTime() + options.leaseMs));
       if (captures.length === 0) return { taken: due.length, live, settled: [] };
       const captured: CapturedMessage[] = [];
-      const settled = await sendAll(tx, captures, captured, null, new Map());
+      const settled = await sendAll(tx, captures, captured, null, ownLanes());
       await insertCaptured(tx, captured);
       await commitSettlements(tx, settled, deps.now(), { held: true });
       return { taken: due.length, live, settled };
     });
     if (taken === 0) return 0;
-    if (taken === room) statistics.busy();
+    if (taken === options.batchSize) statistics.busy();
     announce(capturedSettled);
     if (live.length) deliverInBackground(live, now);
     return taken;
@@ -328,6 +400,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
 
   const loop = new JobLoop({ name: 'delivery', log: deps.log, idleMs: options.idleMs, pass });
   deps.wakeup.on('notifications', () => loop.wake());
+  channels.onRoom(() => loop.wake());
   const stop = loop.stop.bind(loop);
   // A stop lets the current pass end, then waits for every batch in flight to finish its started
   // sends, commit them and give back the rest.
@@ -335,6 +408,7 @@ export function createDeliveryWorker(deps: Deps, options: DeliveryOptions): JobL
     stopping = true;
     await stop();
     await Promise.all(inFlight);
+    if (failure) deps.log.error({ err: failure.error }, 'delivery: a batch could not be settled; its rows are claimed again once their lease runs out');
   };
   return loop;
 }
