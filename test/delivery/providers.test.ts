@@ -359,20 +359,39 @@ describe('delivery while a provider does not answer', () => {
   it('goes on claiming while a row of the same batch waits for its answer', async () => {
     const stalled = await registeredWallet(gw.url, { telegramChatId: '7101' });
     const other = await registeredWallet(gw.url, { email: 'other2@example.com', telegramChatId: '7102' });
+    const third = await registeredWallet(gw.url, { telegramChatId: '7103' });
     telegram.script({ kind: 'delay', ms: 6000 }, { chatId: '7101' });
-    // One request, one transaction: the stalled row and the others are claimed together.
-    const item = (wallet: string, preferredChannel: string) => ({ wallet, subject: 'Heads up', body: 'b', category: 'defi', preferredChannel });
-    const bulk = await call(gw.url, acme.apiKey, 'POST', '/v1/notify/bulk', {
-      notifications: [item(stalled, 'telegram'), item(other, 'email'), item(other, 'telegram')],
-    });
+    // One request, one transaction: the stalled row and two others, a batch of Telegram rows,
+    // are claimed together. The two settle at once, and their places with them.
+    const item = (wallet: string) => ({ wallet, subject: 'Heads up', body: 'b', category: 'defi', preferredChannel: 'telegram' });
+    const bulk = await call(gw.url, acme.apiKey, 'POST', '/v1/notify/bulk', { notifications: [item(stalled), item(other), item(third)] });
     assert.equal(bulk.status, 202, JSON.stringify(bulk.body));
     const [waiting, ...together] = bulk.body.results.map((r: { notificationId: string }) => r.notificationId);
     for (const id of together) await waitFor(async () => (await statusOf(id)) === 'delivered');
 
     // Sent after the batch was claimed: delivered while its stalled row still waits.
-    const later = await send(other, 'email');
+    const later = await send(other, 'telegram');
     await waitFor(async () => (await statusOf(later)) === 'delivered');
     assert.equal(await statusOf(waiting), 'sending', 'the stalled send is still waiting for Telegram');
     await waitFor(async () => (await statusOf(waiting)) === 'delivered');
+  });
+
+  it('claims no more of a channel whose held rows fill a batch, and claims it again once they settle', async () => {
+    const chats = ['7201', '7202', '7203'];
+    const stalled = await Promise.all(chats.map((chat) => registeredWallet(gw.url, { telegramChatId: chat })));
+    const other = await registeredWallet(gw.url, { email: 'other3@example.com', telegramChatId: '7204' });
+    for (const chatId of chats) telegram.script({ kind: 'delay', ms: 6000 }, { chatId });
+    const waiting = await Promise.all(stalled.map((wallet) => send(wallet, 'telegram')));
+    for (const id of waiting) await waitFor(async () => (await statusOf(id)) === 'sending');
+
+    // Telegram holds three rows, a batch: its next row waits, due, while email goes on.
+    const nextTelegram = await send(other, 'telegram');
+    const email = await send(other, 'email');
+    await waitFor(async () => (await statusOf(email)) === 'delivered');
+    assert.equal(await statusOf(nextTelegram), 'queued', 'left in the database while Telegram is full');
+    assert.deepEqual(await Promise.all(waiting.map(statusOf)), ['sending', 'sending', 'sending']);
+
+    await waitFor(async () => (await statusOf(nextTelegram)) === 'delivered');
+    for (const id of waiting) await waitFor(async () => (await statusOf(id)) === 'delivered');
   });
 });

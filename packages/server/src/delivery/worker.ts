@@ -336,9 +336,10 @@ export function createDeliveryWorker(
    * left unstarted. Each row holds its place in its channel until its work is over.
    */
   async function deliver(live: DueNotification[], leasedAt: Date): Promise<void> {
-    const holding = new Set(live);
+    // By id: the rows reach their lanes as copies (with their template).
+    const holding = new Map(live.map((n) => [n.id, n]));
     const letGo = (n: DueNotification) => {
-      if (holding.delete(n)) channels.release(sentOn(n));
+      if (holding.delete(n.id)) channels.release(sentOn(n));
     };
     for (const n of live) channels.hold(sentOn(n));
     const unstarted: DueNotification[] = [];
@@ -353,7 +354,7 @@ export function createDeliveryWorker(
       await releaseClaims(deps.db, unstarted);
     } finally {
       // Rows never reached (the batch's reads failed) stay leased until the lease runs out.
-      for (const n of holding) letGo(n);
+      for (const n of [...holding.values()]) letGo(n);
       await lease.release();
     }
   }
