@@ -325,7 +325,8 @@ describe('delivery while a provider does not answer', () => {
         // One delivery loop, claiming three rows at most: a stalled send is a third of a batch.
         HERALD_WORKER_LOOPS: '1',
         HERALD_WORKER_BATCH: '3',
-        HERALD_WORKER_POLL_MS: '50',
+        // No polling to speak of: every claim here comes from a wake-up (a new notification, a channel with room).
+        HERALD_WORKER_POLL_MS: '60000',
       },
     });
     acme = await gw.createProtocol({ tier: 3, name: 'Acme' });
@@ -393,5 +394,58 @@ describe('delivery while a provider does not answer', () => {
 
     await waitFor(async () => (await statusOf(nextTelegram)) === 'delivered');
     for (const id of waiting) await waitFor(async () => (await statusOf(id)) === 'delivered');
+  });
+});
+
+describe('delivery stopping while a provider does not answer', () => {
+  let gw: TestGateway;
+  let telegram: TestTelegramApi;
+  let acme: TestProtocol;
+
+  before(async () => {
+    telegram = await startTelegramApi();
+    gw = await startGateway({
+      env: {
+        TELEGRAM_BOT_TOKEN: telegram.token,
+        TELEGRAM_API_URL: telegram.url,
+        // One send at a time: the rows behind a stalled send wait for its lane.
+        HERALD_WORKER_LOOPS: '1',
+        HERALD_WORKER_CONCURRENCY: '1',
+        HERALD_WORKER_POLL_MS: '50',
+      },
+    });
+    acme = await gw.createProtocol({ tier: 3, name: 'Acme' });
+  });
+  after(async () => {
+    await gw.close();
+    await telegram.close();
+  });
+
+  it('gives back at once the rows waiting behind a stalled send, and finishes the stalled one', async () => {
+    const stalled = await registeredWallet(gw.url, { telegramChatId: '7301' });
+    const others = await Promise.all(['7302', '7303'].map((chat) => registeredWallet(gw.url, { telegramChatId: chat })));
+    telegram.script({ kind: 'delay', ms: 6000 }, { chatId: '7301' });
+    const send = async (wallet: string) =>
+      (await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet, subject: 'Heads up', body: 'b', category: 'defi', preferredChannel: 'telegram' })).body
+        .notificationId as string;
+    const rows = (ids: string[]) =>
+      gw.herald.deps.db.query<{ id: string; status: string; attempts: number }>('SELECT id, status, attempts FROM notifications WHERE id = ANY($1::text[])', [ids]);
+
+    const first = await send(stalled);
+    await waitFor(async () => telegram.received.some((r) => r.body.chat_id === '7301'));
+    // Claimed, and waiting for the one lane the stalled send holds.
+    const behind = await Promise.all(others.map(send));
+    await waitFor(async () => (await rows(behind)).every((r) => r.status === 'sending'));
+
+    const closing = gw.herald.close();
+    // While the stalled send still waits for Telegram, the rows behind it are due again, unsent.
+    await waitFor(async () => (await rows(behind)).every((r) => r.status === 'queued' && r.attempts === 0));
+    assert.equal((await rows([first]))[0].status, 'sending');
+    assert.deepEqual(
+      telegram.received.map((r) => r.body.chat_id),
+      ['7301'],
+      'nothing sent to the chats behind it',
+    );
+    await closing;
   });
 });

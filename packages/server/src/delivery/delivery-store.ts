@@ -1,4 +1,3 @@
-import type { Channel } from '../channels/provider.js';
 import type { Queryable } from '../db/connection.js';
 import { lockDue } from '../db/claim-due.js';
 import { newId } from '../ids.js';
@@ -42,28 +41,15 @@ const COLUMNS = [
   'fallback_channel', 'template_id', 'template_version', 'template_variables', 'attempts',
 ];
 const DUE = { table: 'notifications', dueColumn: 'next_attempt_at', where: `status IN ('queued', 'sending')`, returning: COLUMNS };
-const CHANNELS: readonly Channel[] = ['email', 'telegram', 'sms'];
-
-/** Channels as SQL literals: names from code, each checked against the known three. */
-function channelList(channels: readonly Channel[]): string {
-  return channels
-    .map((channel) => {
-      if (!CHANNELS.includes(channel)) throw new Error(`unknown channel ${channel}`);
-      return `'${channel}'`;
-    })
-    .join(', ');
-}
 
 /**
  * Locks the due notifications for the caller's transaction (see lockDue), oldest due first. The
  * rows are unchanged: `attempts` is answered as it will be once this attempt is made. The worker
  * then leases the rows it must send through a provider (leaseNotifications) and settles the
- * captured ones before the transaction ends. Production rows to be sent on a channel of `skip`
- * (channels whose provider has all the rows it can take) are left for a later claim.
+ * captured ones before the transaction ends.
  */
-export async function lockDueNotifications(tx: Queryable, limit: number, now: Date, skip: readonly Channel[] = []): Promise<DueNotification[]> {
-  const target = skip.length ? { ...DUE, where: `${DUE.where} AND NOT (environment = 'production' AND COALESCE(fallback_channel, channel) IN (${channelList(skip)}))` } : DUE;
-  const rows = await lockDue<DueNotification>(tx, target, { limit, now });
+export async function lockDueNotifications(tx: Queryable, limit: number, now: Date): Promise<DueNotification[]> {
+  const rows = await lockDue<DueNotification>(tx, DUE, { limit, now });
   for (const row of rows) row.attempts += 1;
   return rows;
 }

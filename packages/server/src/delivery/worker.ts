@@ -22,34 +22,45 @@ export interface DeliveryOptions {
   idleMs: number;
 }
 
-/** At most `limit` pieces of work at a time; the others wait their turn in the order they came. */
+/**
+ * At most `limit` pieces of work at a time; the others wait their turn in the order they came.
+ * Work waits on behalf of an owner (a delivery loop), whose waiting work can be let through at
+ * once, without a lane (`abandon`): a stopping loop's work that only gives its row back.
+ */
 class Lanes {
   private active = 0;
-  private readonly waiting: (() => void)[] = [];
+  private waiting: { owner: object; go: (withoutLane: boolean) => void }[] = [];
 
   constructor(private readonly limit: number) {}
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  async run<T>(owner: object, work: () => Promise<T>): Promise<T> {
     if (this.active < this.limit) this.active++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else if (await new Promise<boolean>((go) => this.waiting.push({ owner, go }))) return work();
     try {
       return await work();
     } finally {
       // The lane passes straight to the next in line, or frees up.
       const next = this.waiting.shift();
-      if (next) next();
+      if (next) next.go(false);
       else this.active--;
     }
+  }
+
+  /** Lets the owner's waiting work through now, outside the lanes. */
+  abandon(owner: object): void {
+    const abandoned = this.waiting.filter((waiter) => waiter.owner === owner);
+    this.waiting = this.waiting.filter((waiter) => waiter.owner !== owner);
+    for (const waiter of abandoned) waiter.go(true);
   }
 }
 
 /**
  * What the delivery loops of one process share while they send through providers: each channel's
  * lanes (at most `concurrency` sends in flight, whichever loop claimed them) and the count of
- * rows each channel holds, claimed and not yet settled. A channel holding `cap` rows or more is
- * full: no loop claims its rows until it has room again. A provider that answers slowly or not at
- * all fills its own channel, never the others', and a full channel's rows stay in the database,
- * due, for any worker with room.
+ * rows each channel holds, claimed and not yet settled. A channel holding `cap` rows is full: no
+ * loop takes more of its rows until one is settled. A provider that answers slowly or not at all
+ * fills its own channel, never the others', and a full channel's rows stay in the database, due,
+ * for any worker with room.
  */
 export class SendingChannels {
   private readonly lanes = new Map<Channel, Lanes>();
@@ -68,8 +79,12 @@ export class SendingChannels {
     return lanes;
   }
 
-  hold(channel: Channel): void {
-    this.held.set(channel, (this.held.get(channel) ?? 0) + 1);
+  /** Holds a place for a row of `channel`: false when the channel is full. */
+  take(channel: Channel): boolean {
+    const held = this.held.get(channel) ?? 0;
+    if (held >= this.cap) return false;
+    this.held.set(channel, held + 1);
+    return true;
   }
 
   /** A held row was settled or given back; a full channel that now has room tells the loops. */
@@ -79,15 +94,24 @@ export class SendingChannels {
     if (held === this.cap - 1) for (const listener of this.roomListeners) listener();
   }
 
-  /** The channels that are full. */
-  full(): Channel[] {
-    return [...this.held].flatMap(([channel, held]) => (held >= this.cap ? [channel] : []));
+  /** Whether some channel is full. */
+  anyFull(): boolean {
+    for (const held of this.held.values()) if (held >= this.cap) return true;
+    return false;
   }
 
   onRoom(listener: () => void): void {
     this.roomListeners.push(listener);
   }
+
+  /** Lets a stopping loop's work waiting in any channel through at once (see Lanes). */
+  abandon(owner: object): void {
+    for (const lanes of this.lanes.values()) lanes.abandon(owner);
+  }
 }
+
+/** While a channel is full, a claim reads this many batches of due rows for the other channels' rows. */
+const LOOKAHEAD = 4;
 
 /** An outcome is committed at most this long after its provider answered… */
 const COMMIT_AFTER_MS = 50;
@@ -125,6 +149,8 @@ export function createDeliveryWorker(
   const inFlight = new Set<Promise<void>>();
   /** A batch that could not be settled: the next pass fails with it, so the loop backs off. */
   let failure: { error: unknown } | undefined;
+  /** This loop, as the owner of the work it has waiting in the shared lanes. */
+  const owner = {};
 
   async function send(
     n: Awaited<ReturnType<typeof withTemplates<DueNotification>>>[number],
@@ -168,7 +194,7 @@ export function createDeliveryWorker(
       outcome =
         error instanceof MissingVariableError || error instanceof TemplateRenderError
           ? { kind: 'failed', error: `the template could not be rendered: ${error.message}` }
-          : { kind: 'retry', error: `could not send: ${(error as Error).message}` };
+          : { kind: 'retry', error: `could not send: ${error instanceof Error ? error.message : String(error)}` };
     }
     const settlement = settle(n, outcome, {
       provider: provider.name,
@@ -267,6 +293,36 @@ export function createDeliveryWorker(
     };
   }
 
+  /**
+   * Gives back the claims a stop left unstarted as they come (they are due again at once, and
+   * count no attempt), one statement per turn of the event loop, without waiting for the sends
+   * still in flight.
+   */
+  function claimGiver(): { add(n: DueNotification): void; close(): Promise<void> } {
+    let waiting: DueNotification[] = [];
+    let scheduled = false;
+    let chain: Promise<void> = Promise.resolve();
+    const flush = () => {
+      scheduled = false;
+      const taken = waiting;
+      waiting = [];
+      if (taken.length) chain = chain.then(() => releaseClaims(deps.db, taken));
+    };
+    return {
+      add(n) {
+        waiting.push(n);
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      },
+      async close() {
+        flush();
+        await chain;
+      },
+    };
+  }
+
   /** Wakes the loops that follow committed outcomes: webhooks, receipts, and this one for retries due now. */
   function announce(settled: Settlement[]): void {
     if (settled.some((s) => s.event)) deps.wakeup.notify('webhooks');
@@ -279,16 +335,20 @@ export function createDeliveryWorker(
   /**
    * Renders and sends (or captures) each notification, at most a channel's concurrency at a time
    * (`lanesOf`: the process's shared lanes for sends through providers, the call's own for
-   * captures); answers the outcomes. `onDone` hears each row once its work is over: settled, or
-   * left unstarted by a stop.
+   * captures); answers the outcomes. With `onUnstarted`, a stop leaves the rows not yet sent to
+   * it, at once, however long the sends ahead of them take. `onDone` hears each row once its work
+   * is over: settled, or left unstarted.
    */
   async function sendAll(
     db: Queryable,
     rows: DueNotification[],
     captured: CapturedMessage[],
-    unstarted: DueNotification[] | null,
     lanesOf: (n: DueNotification) => Lanes,
-    hooks: { onSettled?: (settlement: Settlement) => void; onDone?: (n: DueNotification) => void } = {},
+    hooks: {
+      onSettled?: (settlement: Settlement) => void;
+      onUnstarted?: (n: DueNotification) => void;
+      onDone?: (n: DueNotification) => void;
+    } = {},
   ): Promise<Settlement[]> {
     // One after another: `db` may be the claim's transaction, one connection that runs one query at a time.
     const withTemplate = await withTemplates(db, rows);
@@ -296,24 +356,24 @@ export function createDeliveryWorker(
     const names = await protocolNames(db, [...new Set(rows.map((n) => n.protocol_id))]);
     const subscriptionOf = subscriptionReader(db, rows);
     const settled: Settlement[] = [];
-    await Promise.all(
-      withTemplate.map((n) =>
-        lanesOf(n).run(async () => {
-          try {
-            if (stopping && unstarted) {
-              unstarted.push(n);
-              return;
-            }
-            // send() answers a settlement for every row, whatever fails.
-            const settlement = await send(n, contacts, subscriptionOf, names, captured);
-            settled.push(settlement);
-            hooks.onSettled?.(settlement);
-          } finally {
-            hooks.onDone?.(n);
-          }
-        }),
-      ),
-    );
+    const work = async (n: (typeof withTemplate)[number]) => {
+      try {
+        if (stopping && hooks.onUnstarted) {
+          hooks.onUnstarted(n);
+          return;
+        }
+        // send() answers a settlement for every row, whatever fails.
+        const settlement = await send(n, contacts, subscriptionOf, names, captured);
+        settled.push(settlement);
+        hooks.onSettled?.(settlement);
+      } finally {
+        hooks.onDone?.(n);
+      }
+    };
+    // A stop lets this loop's rows still waiting for a lane through at once (Lanes.abandon), and
+    // rows reaching the lanes after it skip them: either way they are given back, not sent.
+    // work() never rejects; allSettled all the same, so no row's work outlives the call.
+    await Promise.allSettled(withTemplate.map((n) => (stopping && hooks.onUnstarted ? work(n) : lanesOf(n).run(owner, () => work(n)))));
     return settled;
   }
 
@@ -333,7 +393,8 @@ export function createDeliveryWorker(
 
   /**
    * Sends a claimed batch through its providers, commits the outcomes and gives back what a stop
-   * left unstarted. Each row holds its place in its channel until its work is over.
+   * left unstarted. Each row holds its place in its channel (taken by the claim) until its work
+   * is over. When the batch's own reads fail, before any row is sent, its rows are given back.
    */
   async function deliver(live: DueNotification[], leasedAt: Date): Promise<void> {
     // By id: the rows reach their lanes as copies (with their template).
@@ -341,34 +402,40 @@ export function createDeliveryWorker(
     const letGo = (n: DueNotification) => {
       if (holding.delete(n.id)) channels.release(sentOn(n));
     };
-    for (const n of live) channels.hold(sentOn(n));
-    const unstarted: DueNotification[] = [];
     const lease = holdLeases(live, leasedAt);
+    const writer = outcomeWriter();
+    const giver = claimGiver();
     try {
-      const writer = outcomeWriter();
-      try {
-        await sendAll(deps.db, live, [], unstarted, sharedLanes, { onSettled: writer.add, onDone: letGo });
-      } finally {
-        await writer.close();
-      }
-      await releaseClaims(deps.db, unstarted);
+      await sendAll(deps.db, live, [], sharedLanes, { onSettled: writer.add, onUnstarted: giver.add, onDone: letGo });
+    } catch (error) {
+      // Due again at once rather than when the lease runs out (a release that fails leaves that).
+      for (const n of holding.values()) giver.add(n);
+      throw error;
     } finally {
-      // Rows never reached (the batch's reads failed) stay leased until the lease runs out.
+      const closed = await Promise.allSettled([writer.close(), giver.close()]);
       for (const n of [...holding.values()]) letGo(n);
       await lease.release();
+      const refused = closed.find((result) => result.status === 'rejected');
+      if (refused) throw refused.reason;
     }
   }
 
   /** Runs a batch's delivery beside the loop's next passes. */
   function deliverInBackground(live: DueNotification[], leasedAt: Date): void {
     const running: Promise<void> = deliver(live, leasedAt)
-      // Its rows stay leased and are claimed again once the lease runs out: nothing is lost.
       .catch((error: unknown) => {
         failure ??= { error };
       })
       .finally(() => inFlight.delete(running));
     inFlight.add(running);
   }
+
+  /**
+   * Set when the last claim read a full window of due rows and could take none, all of full
+   * channels: a new row can only be behind them, so only room in a channel (or the poll) is
+   * worth a pass, not every new notification.
+   */
+  let waitingForRoom = false;
 
   async function pass(): Promise<number> {
     if (failure) {
@@ -378,35 +445,58 @@ export function createDeliveryWorker(
     }
     if (stopping) return 0;
     const now = deps.now();
-    const { taken, live, settled: capturedSettled } = await deps.db.transaction(async (tx) => {
-      // A full channel's rows wait in the database, due, for a claim with room for them.
-      const due = await lockDueNotifications(tx, options.batchSize, now, channels.full());
-      const captures: DueNotification[] = [];
-      const live: DueNotification[] = [];
-      for (const n of due) (isCaptured(n) ? captures : live).push(n);
-      await leaseNotifications(tx, live.map((n) => n.id), new Date(now.getTime() + options.leaseMs));
-      if (captures.length === 0) return { taken: due.length, live, settled: [] };
-      const captured: CapturedMessage[] = [];
-      const settled = await sendAll(tx, captures, captured, null, ownLanes());
-      await insertCaptured(tx, captured);
-      await commitSettlements(tx, settled, deps.now(), { held: true });
-      return { taken: due.length, live, settled };
-    });
+    // While a channel is full its rows are read and left due, so the claim reads further for the
+    // others' rows; FIFO beyond that window, as always.
+    const window = channels.anyFull() ? options.batchSize * LOOKAHEAD : options.batchSize;
+    const placed: DueNotification[] = [];
+    let read = 0;
+    let claimed: { taken: number; settled: Settlement[] };
+    try {
+      claimed = await deps.db.transaction(async (tx) => {
+        const due = await lockDueNotifications(tx, window, now);
+        read = due.length;
+        const captures: DueNotification[] = [];
+        for (const n of due) {
+          if (captures.length + placed.length >= options.batchSize) break;
+          if (isCaptured(n)) captures.push(n);
+          // A row of a full channel is left as it is: still due, for a claim with room.
+          else if (channels.take(sentOn(n))) placed.push(n);
+        }
+        await leaseNotifications(tx, placed.map((n) => n.id), new Date(now.getTime() + options.leaseMs));
+        if (captures.length === 0) return { taken: placed.length, settled: [] };
+        const captured: CapturedMessage[] = [];
+        const settled = await sendAll(tx, captures, captured, ownLanes());
+        await insertCaptured(tx, captured);
+        await commitSettlements(tx, settled, deps.now(), { held: true });
+        return { taken: captures.length + placed.length, settled };
+      });
+    } catch (error) {
+      for (const n of placed) channels.release(sentOn(n));
+      throw error;
+    }
+    const { taken, settled: capturedSettled } = claimed;
+    waitingForRoom = taken === 0 && read === window && window > options.batchSize;
     if (taken === 0) return 0;
     if (taken === options.batchSize) statistics.busy();
     announce(capturedSettled);
-    if (live.length) deliverInBackground(live, now);
+    if (placed.length) deliverInBackground(placed, now);
     return taken;
   }
 
   const loop = new JobLoop({ name: 'delivery', log: deps.log, idleMs: options.idleMs, pass });
-  deps.wakeup.on('notifications', () => loop.wake());
-  channels.onRoom(() => loop.wake());
+  deps.wakeup.on('notifications', () => {
+    if (!waitingForRoom) loop.wake();
+  });
+  channels.onRoom(() => {
+    waitingForRoom = false;
+    loop.wake();
+  });
   const stop = loop.stop.bind(loop);
   // A stop lets the current pass end, then waits for every batch in flight to finish its started
-  // sends, commit them and give back the rest.
+  // sends, commit them and give back the rest (rows still waiting for a lane at once).
   loop.stop = async () => {
     stopping = true;
+    channels.abandon(owner);
     await stop();
     await Promise.all(inFlight);
     if (failure) deps.log.error({ err: failure.error }, 'delivery: a batch could not be settled; its rows are claimed again once their lease runs out');
