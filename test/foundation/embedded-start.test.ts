@@ -70,7 +70,7 @@ describe('embedded data directory (PGlite)', { skip: onPostgres && 'the data-dir
     assert.ok(!second.stdout().includes('herald listening'));
     // The holder is unaffected.
     assert.equal((await call(url, undefined, 'GET', '/health')).status, 200);
-    assert.equal(readFileSync(path.join(dir, 'herald.lock'), 'utf8'), String(first.pid));
+    assert.equal(readFileSync(path.join(dir, 'herald.lock'), 'utf8').split('\n')[0], String(first.pid));
   });
 
   it('lets the next process start once the first has exited, without printing the token again', async () => {
@@ -168,7 +168,7 @@ describe('lockDataDir', () => {
     const lockFile = path.join(dir, 'herald.lock');
     writeFileSync(lockFile, String(deadPid()));
     const release = lockDataDir(dir);
-    assert.equal(readFileSync(lockFile, 'utf8'), String(process.pid));
+    assert.equal(readFileSync(lockFile, 'utf8').split('\n')[0], String(process.pid));
     release();
     assert.ok(!existsSync(lockFile));
   });
@@ -188,7 +188,7 @@ describe('lockDataDir', () => {
     while (state() !== 'Z' && Date.now() < until);
     assert.equal(state(), 'Z');
     const release = lockDataDir(dir);
-    assert.equal(readFileSync(lockFile, 'utf8'), String(process.pid));
+    assert.equal(readFileSync(lockFile, 'utf8').split('\n')[0], String(process.pid));
     release();
   });
 
@@ -203,6 +203,28 @@ describe('lockDataDir', () => {
       assert.equal(readFileSync(lockFile, 'utf8'), String(process.ppid), 'the holder keeps its lock');
     } finally {
       rmSync(lockFile);
+    }
+  });
+
+  it('takes over a lock whose pid now belongs to another process, and refuses one whose holder is still that process', { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+    const lockFile = path.join(dir, 'herald.lock');
+    const other = spawn('sleep', ['30']);
+    await new Promise((resolve) => other.once('spawn', resolve));
+    try {
+      const stat = readFileSync(`/proc/${other.pid}/stat`, 'utf8');
+      const startTime = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+      // Written by that very process: it holds the directory.
+      writeFileSync(lockFile, `${other.pid}\n${boot} ${startTime}`);
+      assert.throws(() => lockDataDir(dir), (error: unknown) => error instanceof DataDirLockedError && error.holderPid === other.pid);
+      // Written by a gateway that died, whose pid the sleep was given since: stale.
+      writeFileSync(lockFile, `${other.pid}\n${boot} ${Number(startTime) - 1}`);
+      const release = lockDataDir(dir);
+      assert.equal(readFileSync(lockFile, 'utf8').split('\n')[0], String(process.pid));
+      release();
+      assert.ok(!existsSync(lockFile));
+    } finally {
+      other.kill();
     }
   });
 
@@ -246,7 +268,7 @@ describe('lockDataDir', () => {
       writeFileSync(candidate, '4194000');
       assert.equal(takeOverStale(lockFile, `${lockFile}.takeover`, candidate, stale), false);
       rmSync(candidate);
-      assert.equal(readFileSync(lockFile, 'utf8'), String(process.pid), 'our lock stands');
+      assert.equal(readFileSync(lockFile, 'utf8').split('\n')[0], String(process.pid), 'our lock stands');
       // Waiting for a guard another live process holds: it looks again later, and never takes over meanwhile.
       writeFileSync(`${lockFile}.takeover`, String(process.ppid));
       assert.equal(takeOverStale(lockFile, `${lockFile}.takeover`, lockFile, stale), false);
@@ -256,7 +278,7 @@ describe('lockDataDir', () => {
       const theirs = `${lockFile}.theirs`;
       writeFileSync(theirs, String(process.ppid));
       assert.equal(takeOverStale(lockFile, `${lockFile}.takeover`, theirs, 0), false, 'our lock names us, not "none"');
-      assert.equal(readFileSync(lockFile, 'utf8'), String(process.pid));
+      assert.equal(readFileSync(lockFile, 'utf8').split('\n')[0], String(process.pid));
       rmSync(theirs);
     } finally {
       release();

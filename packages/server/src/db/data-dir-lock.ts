@@ -15,8 +15,33 @@ export class DataDirLockedError extends Error {
 // that lock would keep a crashed server down for good.
 const heldHere = new Set<string>();
 
-function isHeld(pid: number, lockFile: string): boolean {
-  return pid === process.pid ? heldHere.has(lockFile) : isAlive(pid);
+/**
+ * Who a process is beyond its pid, which the system hands out again: the boot and the process's
+ * start time since it (Linux, /proc); undefined elsewhere. A lock left by a process that died
+ * names a pid another process may hold by now (after a restart, often the new gateway's own
+ * parent): only the same pid with the same start is the holder.
+ */
+function identityOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name start with the state (field 3); the start time is field 22.
+    const startTime = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return startTime && boot ? `${boot} ${startTime}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What this process writes in its lock file: its pid, and on Linux its identity on a second line. */
+const OWN_LOCK = [process.pid, identityOf(process.pid)].filter((part) => part !== undefined).join('\n');
+
+function isHeld(holder: Holder, lockFile: string): boolean {
+  if (holder.pid === process.pid) return heldHere.has(lockFile);
+  if (!isAlive(holder.pid)) return false;
+  // A lock written without an identity (another system, an older gateway) goes by the pid alone.
+  const now = holder.identity === undefined ? undefined : identityOf(holder.pid);
+  return now === undefined || now === holder.identity;
 }
 
 function isAlive(pid: number): boolean {
@@ -47,8 +72,13 @@ function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** The pid a lock file names; 0 when it holds none (left half written); undefined when there is no file. */
-function pidIn(file: string): number | undefined {
+interface Holder {
+  pid: number;
+  identity?: string;
+}
+
+/** Who a lock file names: pid 0 when it holds none (left half written); undefined when there is no file. */
+function holderIn(file: string): Holder | undefined {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -56,8 +86,15 @@ function pidIn(file: string): number | undefined {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  const pid = Number(text);
-  return Number.isInteger(pid) && pid > 0 ? pid : 0;
+  const [first, identity] = text.split('\n');
+  const pid = Number(first);
+  if (!Number.isInteger(pid) || pid <= 0) return { pid: 0 };
+  return identity ? { pid, identity } : { pid };
+}
+
+/** The pid a lock file names; 0 when it holds none (left half written); undefined when there is no file. */
+function pidIn(file: string): number | undefined {
+  return holderIn(file)?.pid;
 }
 
 /** How long a start waits for another process taking over the same stale lock. */
@@ -77,7 +114,7 @@ export function lockDataDir(dir: string): () => void {
   const lockFile = path.join(dir, 'herald.lock');
   const guard = `${lockFile}.takeover`;
   const candidate = `${lockFile}.${process.pid}`;
-  writeFileSync(candidate, String(process.pid));
+  writeFileSync(candidate, OWN_LOCK);
   const deadline = Date.now() + TAKEOVER_WAIT_MS;
   try {
     for (;;) {
@@ -87,12 +124,12 @@ export function lockDataDir(dir: string): () => void {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
-      const holder = pidIn(lockFile);
-      if (holder && isHeld(holder, lockFile)) throw new DataDirLockedError(dir, holder);
-      if (Date.now() > deadline) throw new DataDirLockedError(dir, holder ?? 0);
+      const holder = holderIn(lockFile);
+      if (holder?.pid && isHeld(holder, lockFile)) throw new DataDirLockedError(dir, holder.pid);
+      if (Date.now() > deadline) throw new DataDirLockedError(dir, holder?.pid ?? 0);
       // Released meanwhile: link again.
       if (holder === undefined) continue;
-      if (takeOverStale(lockFile, guard, candidate, holder)) return holding(lockFile);
+      if (takeOverStale(lockFile, guard, candidate, holder.pid)) return holding(lockFile);
       pause(TAKEOVER_PAUSE_MS);
     }
   } finally {
@@ -140,7 +177,7 @@ function holding(lockFile: string): () => void {
     released = true;
     heldHere.delete(lockFile);
     try {
-      if (readFileSync(lockFile, 'utf8') === String(process.pid)) unlinkSync(lockFile);
+      if (readFileSync(lockFile, 'utf8') === OWN_LOCK) unlinkSync(lockFile);
     } catch {
       // already gone
     }
