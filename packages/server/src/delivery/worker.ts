@@ -110,6 +110,9 @@ export class SendingChannels {
   }
 }
 
+/** The channel a row is sent on: its SMS fallback once it has one. */
+const sentOn = (n: DueNotification): Channel => n.fallback_channel ?? n.channel;
+
 /** While a channel is full, a claim reads this many batches of due rows for the other channels' rows. */
 const LOOKAHEAD = 4;
 
@@ -159,7 +162,7 @@ export function createDeliveryWorker(
     names: Map<string, string>,
     captured: CapturedMessage[],
   ): Promise<Settlement> {
-    const channel: Channel = n.fallback_channel ?? n.channel;
+    const channel = sentOn(n);
     const walletContacts = contacts.get(n.wallet);
     const provider = deps.channels.providerFor(channel, n.environment);
     let started = performance.now();
@@ -261,32 +264,37 @@ export function createDeliveryWorker(
   }
 
   /**
-   * Commits a batch's outcomes while the rest of it is still being sent: COMMIT_AFTER_MS after the
-   * first uncommitted answer, or as soon as COMMIT_ROWS wait, one commit at a time.
+   * Writes items as they come, a few at a time, one write at a time: `afterMs` after the first
+   * unwritten item, or as soon as `atCount` wait. After a write fails, the later ones are not
+   * made, and `close` (which writes what waits) throws its error.
    */
-  function outcomeWriter(): { add(settlement: Settlement): void; close(): Promise<void> } {
-    let waiting: Settlement[] = [];
+  function batchedWrites<T>(write: (items: T[]) => Promise<unknown>, { afterMs, atCount }: { afterMs: number; atCount: number }) {
+    let waiting: T[] = [];
     let timer: NodeJS.Timeout | undefined;
     let chain: Promise<void> = Promise.resolve();
     let failure: { error: unknown } | undefined;
-    const commit = () => {
+    const flush = () => {
       clearTimeout(timer);
       timer = undefined;
       if (waiting.length === 0) return;
       const taken = waiting;
       waiting = [];
-      chain = chain.then(() => (failure ? undefined : commitUntilDone(taken))).catch((error: unknown) => {
-        failure = { error };
-      });
+      chain = chain
+        .then(async () => {
+          if (!failure) await write(taken);
+        })
+        .catch((error: unknown) => {
+          failure = { error };
+        });
     };
     return {
-      add(settlement) {
-        waiting.push(settlement);
-        if (waiting.length >= COMMIT_ROWS) commit();
-        else timer ??= setTimeout(commit, COMMIT_AFTER_MS);
+      add(item: T) {
+        waiting.push(item);
+        if (waiting.length >= atCount) flush();
+        else timer ??= setTimeout(flush, afterMs);
       },
       async close() {
-        commit();
+        flush();
         await chain;
         if (failure) throw failure.error;
       },
@@ -294,34 +302,16 @@ export function createDeliveryWorker(
   }
 
   /**
-   * Gives back the claims a stop left unstarted as they come (they are due again at once, and
-   * count no attempt), one statement per turn of the event loop, without waiting for the sends
-   * still in flight.
+   * Commits a batch's outcomes while the rest of it is still being sent: COMMIT_AFTER_MS after the
+   * first uncommitted answer, or as soon as COMMIT_ROWS wait.
    */
-  function claimGiver(): { add(n: DueNotification): void; close(): Promise<void> } {
-    let waiting: DueNotification[] = [];
-    let scheduled = false;
-    let chain: Promise<void> = Promise.resolve();
-    const flush = () => {
-      scheduled = false;
-      const taken = waiting;
-      waiting = [];
-      if (taken.length) chain = chain.then(() => releaseClaims(deps.db, taken));
-    };
-    return {
-      add(n) {
-        waiting.push(n);
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-      },
-      async close() {
-        flush();
-        await chain;
-      },
-    };
-  }
+  const outcomeWriter = () => batchedWrites(commitUntilDone, { afterMs: COMMIT_AFTER_MS, atCount: COMMIT_ROWS });
+
+  /**
+   * Gives back the claims a stop left unstarted as they come (they are due again at once, and
+   * count no attempt), without waiting for the sends still in flight.
+   */
+  const claimGiver = () => batchedWrites((rows: DueNotification[]) => releaseClaims(deps.db, rows), { afterMs: 0, atCount: Infinity });
 
   /** Wakes the loops that follow committed outcomes: webhooks, receipts, and this one for retries due now. */
   function announce(settled: Settlement[]): void {
@@ -330,12 +320,12 @@ export function createDeliveryWorker(
     if (settled.some((s) => s.status === 'queued' && s.nextAttemptAt && s.nextAttemptAt <= deps.now())) loop.wake();
   }
 
-  const isCaptured = (n: DueNotification) => deps.channels.providerFor(n.fallback_channel ?? n.channel, n.environment) === deps.channels.capture;
+  const isCaptured = (n: DueNotification) => deps.channels.providerFor(sentOn(n), n.environment) === deps.channels.capture;
 
   /**
    * Renders and sends (or captures) each notification, at most a channel's concurrency at a time
-   * (`lanesOf`: the process's shared lanes for sends through providers, the call's own for
-   * captures); answers the outcomes. With `onUnstarted`, a stop leaves the rows not yet sent to
+   * in `lanes` (the process's, shared, for sends through providers; the call's own for captures);
+   * answers the outcomes. With `onUnstarted`, a stop leaves the rows not yet sent to
    * it, at once, however long the sends ahead of them take. `onDone` hears each row once its work
    * is over: settled, or left unstarted.
    */
@@ -343,7 +333,7 @@ export function createDeliveryWorker(
     db: Queryable,
     rows: DueNotification[],
     captured: CapturedMessage[],
-    lanesOf: (n: DueNotification) => Lanes,
+    lanes: SendingChannels,
     hooks: {
       onSettled?: (settlement: Settlement) => void;
       onUnstarted?: (n: DueNotification) => void;
@@ -373,23 +363,10 @@ export function createDeliveryWorker(
     // A stop lets this loop's rows still waiting for a lane through at once (Lanes.abandon), and
     // rows reaching the lanes after it skip them: either way they are given back, not sent.
     // work() never rejects; allSettled all the same, so no row's work outlives the call.
-    await Promise.allSettled(withTemplate.map((n) => (stopping && hooks.onUnstarted ? work(n) : lanesOf(n).run(owner, () => work(n)))));
+    const laneOf = (n: DueNotification) => lanes.lanesFor(sentOn(n), deps.channels.providerFor(sentOn(n), n.environment));
+    await Promise.allSettled(withTemplate.map((n) => (stopping && hooks.onUnstarted ? work(n) : laneOf(n).run(owner, () => work(n)))));
     return settled;
   }
-
-  /** Lanes of the call's own, for captured rows (settled in the claim's transaction). */
-  function ownLanes(): (n: DueNotification) => Lanes {
-    const lanes = new Map<Channel, Lanes>();
-    return (n) => {
-      const channel = n.fallback_channel ?? n.channel;
-      let lane = lanes.get(channel);
-      if (!lane) lanes.set(channel, (lane = new Lanes(options.concurrency)));
-      return lane;
-    };
-  }
-
-  const sentOn = (n: DueNotification): Channel => n.fallback_channel ?? n.channel;
-  const sharedLanes = (n: DueNotification) => channels.lanesFor(sentOn(n), deps.channels.providerFor(sentOn(n), n.environment));
 
   /**
    * Sends a claimed batch through its providers, commits the outcomes and gives back what a stop
@@ -406,7 +383,7 @@ export function createDeliveryWorker(
     const writer = outcomeWriter();
     const giver = claimGiver();
     try {
-      await sendAll(deps.db, live, [], sharedLanes, { onSettled: writer.add, onUnstarted: giver.add, onDone: letGo });
+      await sendAll(deps.db, live, [], channels, { onSettled: writer.add, onUnstarted: giver.add, onDone: letGo });
     } catch (error) {
       // Due again at once rather than when the lease runs out (a release that fails leaves that).
       for (const n of holding.values()) giver.add(n);
@@ -465,7 +442,8 @@ export function createDeliveryWorker(
         await leaseNotifications(tx, placed.map((n) => n.id), new Date(now.getTime() + options.leaseMs));
         if (captures.length === 0) return { taken: placed.length, settled: [] };
         const captured: CapturedMessage[] = [];
-        const settled = await sendAll(tx, captures, captured, ownLanes());
+        // Lanes of the call's own: captures are settled in this transaction, not sent.
+        const settled = await sendAll(tx, captures, captured, new SendingChannels(options.concurrency, options.batchSize));
         await insertCaptured(tx, captured);
         await commitSettlements(tx, settled, deps.now(), { held: true });
         return { taken: captures.length + placed.length, settled };
