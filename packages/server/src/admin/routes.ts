@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { listApiKeys, listProtocols } from '../account/protocol-store.js';
-import { announceKeyChange } from '../auth/authenticator.js';
+import { changeKeys } from '../auth/authenticator.js';
 import type { Deps } from '../deps.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
@@ -113,12 +113,7 @@ export function adminRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request) => {
       requireSomeChange(request.body, CHANGEABLE);
-      const row = await deps.db.transaction(async (tx) => {
-        const changed = await changeProtocol(tx, request.params.id, request.body);
-        await announceKeyChange(deps.db, tx);
-        return changed;
-      });
-      deps.authenticator.invalidate();
+      const row = await changeKeys(deps.db, deps.authenticator, (tx) => changeProtocol(tx, request.params.id, request.body));
       return protocolView(row);
     },
   );
@@ -162,13 +157,7 @@ export function adminRoutes(app: FastifyInstance, deps: Deps): void {
       },
     },
     async (request) => {
-      const key = await deps.db.transaction(async (tx) => {
-        const revoked = await revokeKey(tx, request.params.id, request.params.keyId);
-        await announceKeyChange(deps.db, tx);
-        return revoked;
-      });
-      deps.authenticator.invalidate();
-      return key;
+      return changeKeys(deps.db, deps.authenticator, (tx) => revokeKey(tx, request.params.id, request.params.keyId));
     },
   );
 }

@@ -58,7 +58,7 @@ export class Authenticator {
     return this.lookup(header!);
   }
 
-  /** Forget everything cached, after a key is revoked or a protocol changes (announceKeyChange). */
+  /** Forget everything cached, after a key is revoked or a protocol changes (changeKeys). */
   invalidate(): void {
     this.generation++;
     this.cache.clear();
@@ -97,12 +97,18 @@ export class Authenticator {
 const KEY_CHANGES = 'herald_key_changes';
 
 /**
- * Call inside the transaction that changes a protocol or revokes a key: at its commit, every
- * process listening (`listenForKeyChanges`) forgets its cached keys. PGlite serves one process,
- * which invalidates its own cache.
+ * Runs a change to a protocol or its keys in a transaction that announces it: at its commit every
+ * process listening (`listenForKeyChanges`) forgets its cached keys, and this one does too
+ * (PGlite serves this process alone).
  */
-export async function announceKeyChange(db: Database, tx: Queryable): Promise<void> {
-  if (db.engine === 'postgres') await tx.query('SELECT pg_notify($1, $2)', [KEY_CHANGES, '']);
+export async function changeKeys<T>(db: Database, authenticator: Authenticator, change: (tx: Queryable) => Promise<T>): Promise<T> {
+  const changed = await db.transaction(async (tx) => {
+    const result = await change(tx);
+    if (db.engine === 'postgres') await tx.query('SELECT pg_notify($1, $2)', [KEY_CHANGES, '']);
+    return result;
+  });
+  authenticator.invalidate();
+  return changed;
 }
 
 /**
