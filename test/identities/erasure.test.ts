@@ -111,6 +111,30 @@ describe('identity erasure', () => {
     assert.equal((await rowsOf(wallet.address)).identities, 1);
   });
 
+  it('erases the wallet in the path, whatever wallet the body names', async () => {
+    const [signer, target] = [newWallet(), newWallet()];
+    for (const wallet of [signer, target]) {
+      const imported = await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/identities', { wallet: wallet.address, telegramChatId: '4242' });
+      assert.equal(imported.status, 201, JSON.stringify(imported.body));
+    }
+    const { message, nonce } = await challenge(gw, signer.address, 'delete');
+    // The signer's own proof, sent for another wallet with the signer named in the body: the body
+    // cannot redirect the erasure, and the proof does not match the path's wallet.
+    const res = await call(gw.url, undefined, 'DELETE', `/v1/identities/${target.address}`, {
+      nonce,
+      signature: bs58.encode(signer.sign(message)),
+      wallet: signer.address,
+    });
+    assert.equal(res.status, 401, JSON.stringify(res.body));
+    assert.equal((await rowsOf(signer.address)).identities, 1);
+    assert.equal((await rowsOf(target.address)).identities, 1);
+    // The same proof sent for the signer's own wallet still works: the refusal used nothing.
+    const own = await call(gw.url, undefined, 'DELETE', `/v1/identities/${signer.address}`, { nonce, signature: bs58.encode(signer.sign(message)) });
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.equal((await rowsOf(signer.address)).identities, 0);
+    assert.equal((await rowsOf(target.address)).identities, 1);
+  });
+
   it('answers 404 for a wallet that is not registered and 400 for a bad wallet or body', async () => {
     const res = await erase(newWallet());
     assert.equal(res.status, 404);

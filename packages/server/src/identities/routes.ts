@@ -82,7 +82,7 @@ export function identityRoutes(app: FastifyInstance, deps: Deps): void {
         response: { 200: Type.Object({ deleted: Type.Literal(true) }), ...errorResponses(400, 401, 404, 429) },
       },
     },
-    async (request) => eraseIdentity(deps, { wallet: request.params.wallet, ...request.body }),
+    async (request) => eraseIdentity(deps, { wallet: request.params.wallet, nonce: request.body.nonce, signature: request.body.signature }),
   );
 
   api.get(
