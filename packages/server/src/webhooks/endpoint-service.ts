@@ -1,3 +1,4 @@
+import { isIPv4 } from 'node:net';
 import { requireLiveKey, type KeyHolder } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
 import type { EventType } from '../events/record-event.js';
@@ -44,6 +45,15 @@ function newUrlProblem(raw: string): string | null {
   // `http:host/path` and `http:/host/path` are repaired into `http://host/path` by the parser;
   // an absolute URL (RFC 3986) names its host after `//`.
   if (!/^https?:\/\//i.test(raw)) return 'url must start with http:// or https://';
+  // `http:///host/path` has an empty host, which the parser repairs into `http://host/path`.
+  const [, authority, path] = /^https?:\/\/([^/?#]*)([^?#]*)/i.exec(raw)!;
+  if (!authority) return 'url must name its host right after //';
+  // `/a/../b` is called as `/b`, and `%2e` is a dot to the parser.
+  if (path.split('/').some((segment) => /^(\.|%2e){1,2}$/i.test(segment))) return 'url must not contain . or .. path segments';
+  // `0x7f.1` or `2130706433` is called as 127.0.0.1: the address listed must be the one called.
+  const { hostname } = new URL(raw);
+  const written = authority.replace(/:\d*$/, '').toLowerCase();
+  if (isIPv4(hostname) && written !== hostname) return `url must write an IPv4 address as four decimal numbers (${written} is ${hostname})`;
   if (new URL(raw).port === '0') return 'url must not use port 0, which no receiver can listen on';
   return null;
 }
