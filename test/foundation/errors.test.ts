@@ -92,13 +92,16 @@ describe('error model', () => {
     }
   });
 
-  it('answers a path with a segment over the router limit with 404, whatever the method', async () => {
-    const res = await call(gw.url, acme.apiKey, 'PUT', `/v1/notifications/${'a'.repeat(5000)}`, {});
-    assert.equal(res.status, 404);
-    assert.equal(res.body.code, 'NOT_FOUND');
-    assert.equal(res.headers.get('allow'), null);
-    // The message repeats at most 256 characters of the path.
-    assert.equal(res.body.message, `Route PUT ${`/v1/notifications/${'a'.repeat(5000)}`.slice(0, 256)}… not found`);
+  it('answers a path with a segment over the router limit with 414, whatever the method', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'POST']) {
+      const res = await call(gw.url, acme.apiKey, method, `/v1/notifications/${'a'.repeat(5000)}`, method === 'PUT' || method === 'POST' ? {} : undefined);
+      assert.equal(res.status, 414, method);
+      assert.deepEqual(res.body, { statusCode: 414, error: 'URI Too Long', message: 'A path parameter of the URL is too long', code: 'URI_TOO_LONG' });
+      assert.equal(res.headers.get('allow'), null);
+      assert.ok(res.headers.get('x-request-id'));
+    }
+    const unknown = await call(gw.url, acme.apiKey, 'POST', `/track/click/${'a'.repeat(5000)}`, {});
+    assert.equal(unknown.status, 414);
   });
 
   it('answers malformed JSON with 400 VALIDATION_ERROR', async () => {
@@ -123,6 +126,15 @@ describe('error model', () => {
     const wrongMethod = await call(gw.url, acme.apiKey, 'POST', '/v1/protocols/me', '{bad');
     assert.deepEqual([wrongMethod.status, wrongMethod.body.code], [405, 'METHOD_NOT_ALLOWED']);
     assert.equal(wrongMethod.headers.get('allow'), 'GET, HEAD');
+  });
+
+  it('answers an unknown path 404 and a known path with another method 405 however large the body, without reading it', async () => {
+    const large = JSON.stringify({ name: 'x'.repeat(70_000) });
+    const unknown = await call(gw.url, acme.apiKey, 'POST', '/v1/nope', large);
+    assert.deepEqual([unknown.status, unknown.body.code], [404, 'NOT_FOUND']);
+    const wrongMethod = await call(gw.url, acme.apiKey, 'PUT', '/v1/notify', large);
+    assert.deepEqual([wrongMethod.status, wrongMethod.body.code], [405, 'METHOD_NOT_ALLOWED']);
+    assert.equal(wrongMethod.headers.get('allow'), 'POST');
   });
 
   it('answers an oversize body with 413', async () => {
@@ -152,6 +164,87 @@ describe('error model', () => {
     const plain = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', {}, { 'content-encoding': 'identity' });
     assert.equal(plain.status, 400);
     assert.equal(plain.body.code, 'VALIDATION_ERROR');
+  });
+
+  it('answers a body declared in a charset other than UTF-8, or sent with a transfer coding, with 415', async () => {
+    for (const charset of ['latin1', 'UTF-16', '"iso-8859-1"']) {
+      const res = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', {}, { 'content-type': `application/json; charset=${charset}` });
+      assert.equal(res.status, 415, charset);
+      assert.equal(res.body.code, 'UNSUPPORTED_MEDIA_TYPE');
+      assert.equal(res.body.message, `Charset "${charset.replace(/"/g, '')}" is not supported; send the JSON body in UTF-8`);
+    }
+    for (const charset of ['utf-8', 'UTF8', '"UTF-8"']) {
+      const res = await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', { name: 'Charset', tier: 0 }, { 'content-type': `application/json;charset=${charset}` });
+      assert.equal(res.status, 201, charset);
+    }
+    const raw = await exchange(
+      'POST /v1/notify HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n' +
+        `Authorization: Bearer ${acme.apiKey}\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+    );
+    assert.equal(raw.status, 415);
+    assert.equal(raw.body.code, 'UNSUPPORTED_MEDIA_TYPE');
+    assert.match(raw.body.message, /^Transfer-Encoding "gzip, chunked" is not supported/);
+  });
+
+  /** One request written as raw bytes, and its answer's status, head and parsed body. */
+  async function exchange(text: string): Promise<{ status: number; head: string; body: any; closed: boolean }> {
+    const { port } = new URL(gw.url);
+    const raw = await new Promise<string>((resolve, reject) => {
+      let received = '';
+      const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(text));
+      socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+      socket.on('end', () => resolve(received));
+      socket.on('error', reject);
+    });
+    const [head, ...rest] = raw.split('\r\n\r\n');
+    const payload = rest.join('\r\n\r\n');
+    const json = payload.includes('{') ? payload.slice(payload.indexOf('{'), payload.lastIndexOf('}') + 1) : '';
+    return { status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1]), head, body: json ? JSON.parse(json) : null, closed: true };
+  }
+
+  it('refuses repeated or invalid Host lines, and repeated Authorization lines, with 400', async () => {
+    const cases: [string, RegExp][] = [
+      ['Host: a.example\r\nHost: b.example\r\n', /^A request must carry one Host header, not several$/],
+      ['Host: \r\n', /^The Host header must name a host/],
+      ['Host: a b\r\n', /^The Host header must name a host/],
+      ['Host: user@a.example\r\n', /^The Host header must name a host/],
+      [`Host: localhost\r\nAuthorization: Bearer ${'hrld_live_x'}\r\n`, /^A request must carry one Authorization header, not several$/],
+    ];
+    for (const [headers, message] of cases) {
+      const res = await exchange(`GET /v1/usage HTTP/1.1\r\n${headers}Authorization: Bearer ${acme.apiKey}\r\nConnection: close\r\n\r\n`);
+      assert.equal(res.status, 400, headers);
+      assert.ok(isErrorBody(res.body), headers);
+      assert.equal(res.body.code, 'VALIDATION_ERROR');
+      assert.match(res.body.message, message, headers);
+      assert.match(res.head, /\r\nx-request-id: /i);
+      assert.match(res.head, /\r\nx-ratelimit-limit: \d+/i);
+    }
+    for (const host of ['localhost', 'localhost:8080', '127.0.0.1:1', '[::1]:443', 'xn--bcher-kva.example']) {
+      const res = await exchange(`GET /v1/usage HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${acme.apiKey}\r\nConnection: close\r\n\r\n`);
+      assert.equal(res.status, 200, host);
+    }
+    // A route that needs no key does not look at Authorization lines.
+    const health = await exchange('GET /health HTTP/1.1\r\nHost: localhost\r\nAuthorization: a\r\nAuthorization: b\r\nConnection: close\r\n\r\n');
+    assert.equal(health.status, 200);
+  });
+
+  it('serves a request with an Expect other than 100-continue as if it had none', async () => {
+    const res = await exchange(`GET /v1/usage HTTP/1.1\r\nHost: localhost\r\nExpect: foo\r\nAuthorization: Bearer ${acme.apiKey}\r\nConnection: close\r\n\r\n`);
+    assert.equal(res.status, 200);
+    assert.match(res.head, /\r\nx-request-id: /i);
+    assert.equal(typeof res.body.usage, 'number');
+  });
+
+  it('answers CONNECT like any other method: 405 on a known path, 404 elsewhere, and closes the connection', async () => {
+    const known = await exchange(`CONNECT /v1/notify HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${acme.apiKey}\r\n\r\n`);
+    assert.equal(known.status, 405);
+    assert.equal(known.body.code, 'METHOD_NOT_ALLOWED');
+    assert.match(known.head, /\r\nallow: POST\r\n/i);
+    assert.match(known.head, /\r\nx-request-id: /i);
+    const tunnel = await exchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    assert.equal(tunnel.status, 404);
+    assert.deepEqual(tunnel.body, { statusCode: 404, error: 'Not Found', message: 'Route CONNECT example.com:443 not found', code: 'NOT_FOUND' });
+    assert.match(tunnel.head, /\r\nx-ratelimit-limit: \d+/i);
   });
 
   it('answers an HTTP/1.1 request without Host in the one error shape, with every header', async () => {

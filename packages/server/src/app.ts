@@ -1,3 +1,6 @@
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { accountRoutes } from './account/routes.js';
 import { adminRoutes } from './admin/routes.js';
@@ -10,7 +13,7 @@ import { identityRoutes } from './identities/routes.js';
 import { installErrorHandler, MAX_PARAM_LENGTH } from './http/error-handler.js';
 import { installGuard, notFoundGuard } from './http/guard.js';
 import { unroutedAnswers } from './http/framework-errors.js';
-import { compressedWith, parseJsonBody, utf8Text } from './http/parse-json-body.js';
+import { unreadableBody, parseJsonBody, utf8Text } from './http/parse-json-body.js';
 import { ErrorSchema } from './http/schemas.js';
 import { describeValidationError, validatorCompiler } from './http/validation.js';
 import { ApiError } from './http/errors.js';
@@ -109,6 +112,7 @@ async function baseApp(deps: Deps, { openApi }: { openApi: boolean }): Promise<F
     clientErrorHandler: unrouted.clientErrorHandler,
   });
   app.server.headersTimeout = 10_000;
+  serveEveryMethod(app);
   app.setValidatorCompiler(validatorCompiler);
   app.addSchema(ErrorSchema);
   // An empty body with Content-Type: application/json is read as "no body" rather than an error.
@@ -118,8 +122,8 @@ async function baseApp(deps: Deps, { openApi }: { openApi: boolean }): Promise<F
     // An unknown path (or a known one with another method) answers 404 or 405 whatever its body.
     if (request.is404) return done(null, undefined);
     try {
-      const encoding = compressedWith(request.headers);
-      if (encoding) throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding "${encoding}" is not supported: send the JSON body uncompressed`);
+      const unreadable = unreadableBody(request.headers);
+      if (unreadable) throw new ApiError('UNSUPPORTED_MEDIA_TYPE', unreadable);
       done(null, parseJsonBody(utf8Text(body as Buffer)));
     } catch (error) {
       done(error as Error, undefined);
@@ -133,3 +137,26 @@ async function baseApp(deps: Deps, { openApi }: { openApi: boolean }): Promise<F
   installErrorHandler(app, deps.log, notFoundGuard(app));
   return app;
 }
+
+/**
+ * Requests Node would answer or drop by itself go through the app like any other, so they get its
+ * answer, headers and error shape: a CONNECT (which Node hands over as a bare socket and, with no
+ * one listening, closes without a word) is answered 405 or 404 and its connection closed, and an
+ * `Expect` other than `100-continue` (which Node answers with a bare 417) is served as if absent,
+ * as RFC 9110 §10.1.1 allows.
+ */
+function serveEveryMethod(app: FastifyInstance): void {
+  app.server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    const response = new ServerResponse(request);
+    response.shouldKeepAlive = false;
+    response.assignSocket(socket as Socket);
+    response.on('finish', () => {
+      response.detachSocket(socket as Socket);
+      socket.end();
+    });
+    socket.on('error', () => socket.destroy());
+    app.routing(request, response);
+  });
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => app.routing(request, response));
+}
+

@@ -61,26 +61,28 @@ export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundH
   });
 
   // Fastify applies every lifecycle hook given here to the not-found route (its typings list only
-  // preValidation and preHandler); onRequest runs before the body is read, as on every route.
+  // preValidation and preHandler). The answer is given from onRequest, before the body is read: an
+  // unknown path answers 404, 405 or 414 whatever its body, however large.
   const ROUTE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-  const notFoundHooks = { onRequest: notFoundHook } as Parameters<FastifyInstance['setNotFoundHandler']>[0];
-  app.setNotFoundHandler(notFoundHooks, (request, reply) => {
-    const path = request.url.split('?')[0];
+  function unrouted(method: string, url: string): ApiError {
+    const path = url.split('?')[0];
+    // A segment over the router's parameter limit matches nothing, with any method: the router's
+    // answer for it (framework-errors.ts) is the same 414.
+    if (path.split('/').some((segment) => segment.length > MAX_PARAM_LENGTH)) return new ApiError('URI_TOO_LONG', 'A path parameter of the URL is too long');
     // A path that exists with other methods: 405 and the methods it has, as RFC 9110 asks.
-    // A segment over the router's parameter limit matches nothing: the router's answer for it is
-    // its own error handler, which findRoute would report as a route.
-    const overlong = path.split('/').some((segment) => segment.length > MAX_PARAM_LENGTH);
     // A route matched only by leaving a parameter empty does not serve the path (guard.ts).
-    const serves = (method: (typeof ROUTE_METHODS)[number]) => {
-      const found = app.findRoute({ method, url: path });
+    const serves = (other: (typeof ROUTE_METHODS)[number]) => {
+      const found = app.findRoute({ method: other, url: path });
       return Boolean(found) && !hasEmptyParam(found?.params);
     };
-    const allowed = overlong ? [] : ROUTE_METHODS.filter((method) => method !== request.method && serves(method));
-    if (allowed.length > 0) {
-      const refusal = methodNotAllowed(request.method, path, allowed);
-      return reply.code(405).headers(refusal.headers).send(errorBody(405, refusal.code, refusal.message));
-    }
-    const unknown = unknownRoute(request.method, path);
-    reply.code(404).send(errorBody(404, unknown.code, unknown.message));
+    const allowed = ROUTE_METHODS.filter((other) => other !== method && serves(other));
+    return allowed.length > 0 ? methodNotAllowed(method, path, allowed) : unknownRoute(method, path);
+  }
+  const onRequest: onRequestHookHandler = function (request, reply, done) {
+    notFoundHook.call(this, request, reply, (error) => done(error ?? unrouted(request.method, request.url)));
+  };
+  const notFoundHooks = { onRequest } as Parameters<FastifyInstance['setNotFoundHandler']>[0];
+  app.setNotFoundHandler(notFoundHooks, (request) => {
+    throw unrouted(request.method, request.url);
   });
 }

@@ -1,4 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { KeyOwner } from '../account/protocol-store.js';
 import { bearerToken } from '../auth/authenticator.js';
@@ -206,15 +207,19 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   const settle = (promise: Promise<unknown>, done: HookHandlerDoneFunction) => promise.then(() => done(), done);
 
   /**
-   * HTTP/1.1 requires a Host header (RFC 9112 §3.2). Node would refuse such a request itself, with
-   * a bare 400 that has none of the headers and body every answer carries, so the app takes that
-   * check over (`requireHostHeader: false`): a 400 in the one error shape, counted per client IP.
+   * Header lines the gateway must see exactly as sent, which Node's parser would otherwise settle
+   * by itself: HTTP/1.1 requires one Host header with a valid value (RFC 9112 §3.2; Node refuses a
+   * missing one with a bare 400 that has none of the headers and body every answer carries, so the
+   * app takes that check over with `requireHostHeader: false`), and Node keeps the first of
+   * repeated Host or Authorization lines, where a proxy in front may have read another. Refused
+   * with a 400 in the one error shape, counted per client IP.
    */
-  function refusedWithoutHost(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): boolean {
-    if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return false;
+  function refusedHeaders(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, credentials: boolean): boolean {
+    const problem = headerProblem(request.raw, credentials);
+    if (problem === null) return false;
     const refuse = async () => {
       await limitByIp(request, reply);
-      throw new ApiError('VALIDATION_ERROR', 'An HTTP/1.1 request must carry a Host header');
+      throw new ApiError('VALIDATION_ERROR', problem);
     };
     settle(refuse(), done);
     return true;
@@ -225,7 +230,7 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     // without a single promise; everything else takes the awaited path.
     key(request, reply, done) {
       begin(request, reply);
-      if (refusedWithoutHost(request, reply, done)) return;
+      if (refusedHeaders(request, reply, done, true)) return;
       const owner = deps.authenticator.peek(request.headers.authorization);
       if (owner) {
         const { key, max } = protocolLimit(owner);
@@ -244,17 +249,17 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     },
     admin(request, reply, done) {
       begin(request, reply);
-      if (refusedWithoutHost(request, reply, done)) return;
+      if (refusedHeaders(request, reply, done, true)) return;
       settle(authorizeAdmin(request, reply), done);
     },
     public(request, reply, done) {
       begin(request, reply);
-      if (refusedWithoutHost(request, reply, done)) return;
+      if (refusedHeaders(request, reply, done, false)) return;
       settle(limitByIp(request, reply), done);
     },
     link(request, reply, done) {
       begin(request, reply);
-      if (refusedWithoutHost(request, reply, done)) return;
+      if (refusedHeaders(request, reply, done, false)) return;
       settle(limitLink(request, reply), done);
     },
   };
@@ -311,6 +316,27 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     }
     done(null, payload);
   });
+}
+
+/** A Host value: a registered name, IPv4 address or bracketed IPv6 literal, and an optional port (RFC 3986 §3.2). */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::\d*)?$/;
+
+/** What is wrong with a request's Host line (and, with `credentials`, its Authorization lines), or null. */
+export function headerProblem(raw: IncomingMessage, credentials: boolean): string | null {
+  const host = raw.headers.host;
+  if (host === undefined) return raw.httpVersion === '1.1' ? 'An HTTP/1.1 request must carry a Host header' : null;
+  if (!HOST.test(host)) return 'The Host header must name a host, and optionally its port';
+  let hosts = 0;
+  let authorizations = 0;
+  const lines = raw.rawHeaders;
+  for (let i = 0; i < lines.length; i += 2) {
+    const name = lines[i];
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+    else if (credentials && name.length === 13 && name.toLowerCase() === 'authorization') authorizations++;
+  }
+  if (hosts > 1) return 'A request must carry one Host header, not several';
+  if (authorizations > 1) return 'A request must carry one Authorization header, not several';
+  return null;
 }
 
 const notFoundHooks = new WeakMap<FastifyInstance, onRequestHookHandler>();

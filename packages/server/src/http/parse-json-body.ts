@@ -3,12 +3,27 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from './errors.js';
 
 /**
- * The request's Content-Encoding when it is not `identity`: a compressed body would be read as if
- * it were JSON text, so every JSON route refuses it (415) rather than misread it.
+ * Why a JSON body cannot be read as sent, or undefined: it is read as UTF-8 JSON text, so a
+ * compressed body (Content-Encoding other than `identity`, or a Transfer-Encoding coding other than
+ * `chunked`) or one declared in another charset would be misread, and every JSON route refuses it
+ * (415) instead.
  */
-export function compressedWith(headers: IncomingHttpHeaders): string | undefined {
+export function unreadableBody(headers: IncomingHttpHeaders): string | undefined {
   const encoding = headers['content-encoding'];
-  return encoding !== undefined && encoding.toLowerCase() !== 'identity' ? encoding : undefined;
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+    return `Content-Encoding "${encoding}" is not supported; send the JSON body uncompressed`;
+  }
+  const transfer = headers['transfer-encoding'];
+  if (transfer !== undefined && transfer.toLowerCase() !== 'chunked') {
+    return `Transfer-Encoding "${transfer}" is not supported; send the JSON body uncompressed (chunked alone is fine)`;
+  }
+  // `application/json` alone, as nearly every client sends it, needs no further look.
+  const type = headers['content-type'];
+  if (type !== undefined && type.length > 16) {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(type)?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) return `Charset "${charset}" is not supported; send the JSON body in UTF-8`;
+  }
+  return undefined;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { checkIpLimit, rateLimitExceeded, setRateHeaders } from '../http/guard.js';
-import { compressedWith } from '../http/parse-json-body.js';
+import { unreadableBody } from '../http/parse-json-body.js';
 import { acceptsJson } from './accepts-json.js';
 import { connectMcpServer, SERVED_METHODS } from './create-mcp-server.js';
 import { buildHeraldTools, type HeraldTool } from './herald-tools.js';
@@ -185,10 +185,8 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
     // The body reaches the handler as bytes, so a malformed one is answered -32700 by this endpoint.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-      const encoding = compressedWith(request.headers);
-      if (encoding) {
-        return done(new ApiError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Media Type: Content-Encoding "${encoding}" is not supported; send the JSON body uncompressed`), undefined);
-      }
+      const unreadable = unreadableBody(request.headers);
+      if (unreadable) return done(new ApiError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Media Type: ${unreadable}`), undefined);
       done(null, body);
     });
     installJsonRpcErrorHandler(scope, deps.log);
