@@ -163,6 +163,57 @@ describe('herald notify', () => {
     assert.match(error.idempotencyKey, /^cli_[0-9a-f-]{36}$/, 'the key to run the command again with');
   });
 
+  it('send --wait exits 5 with WAIT_FAILED when the rate limit refuses its reads until the time runs out', async () => {
+    const small = await gw.createProtocol({ tier: 0, name: 'Small' });
+    const sentBySmall = async () =>
+      (await gw.herald.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM notifications WHERE protocol_id = $1', [small.id]))[0].n;
+    let hammering = false;
+    let hammer: Promise<void> = Promise.resolve();
+    // Once the send is stored, keeps the tier-0 budget (2 per second) spent at the start of every second.
+    const startHammer = async () => {
+      const before = await sentBySmall();
+      await waitFor(async () => (await sentBySmall()) > before || undefined);
+      hammering = true;
+      hammer = (async () => {
+        while (hammering) {
+          await Promise.all([1, 2, 3].map(() => fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${small.apiKey}` } }).then((r) => r.arrayBuffer())));
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      })();
+    };
+    let res;
+    try {
+      // Rarely the wait's last read lands between a window opening and the hammer's next round
+      // (a WAIT_TIMEOUT, exit 1), or the send itself is refused: try again then.
+      for (let attempt = 0; attempt < 4; attempt++) {
+        res = await runCli(['notify', 'send', ...message(), '--wait', '--wait-timeout', '3s', '--max-retries', '0', '--json'], {
+          env: { ...env, HERALD_API_KEY: small.apiKey },
+          whileRunning: startHammer,
+        });
+        hammering = false;
+        await hammer;
+        if (res.code === 5) break;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    } finally {
+      hammering = false;
+      await hammer;
+    }
+    assert.equal(res!.code, 5, res!.stderr);
+    const out = res!.json();
+    assert.equal(out.submission.status, 'queued');
+    const { error } = res!.errorJson();
+    assert.equal(error.code, 'WAIT_FAILED');
+    assert.equal(error.exitCode, 5);
+    assert.match(
+      error.message,
+      new RegExp(`^Notification ${out.submission.notificationId} was accepted \\(queued\\), but waiting for its outcome failed: Rate limit of 2 requests per second exceeded`),
+    );
+    assert.match(error.idempotencyKey, /^cli_/);
+    // The record, when a read answered before the limit closed in, is the one last read.
+    if (out.notification !== null) assert.equal(out.notification.notification_id, out.submission.notificationId);
+  });
+
   it('--from-stdin reads the notification, flags override it, and an idempotency key answers duplicate', async () => {
     const input = JSON.stringify({ wallet, subject: 'From stdin', body: 'Piped', category: 'system', idempotencyKey: 'stdin-1' });
     const first = await herald(['notify', 'send', '--from-stdin', '--subject', 'Overridden', '--json'], input);

@@ -56,6 +56,8 @@ export class HeraldNetworkError extends HeraldError {
 /**
  * `waitForDelivery` gave up: the notification had not reached a final status (delivered, bounced,
  * failed, opted_out) within `timeoutMs`. It may still get there; poll `notifications.get` later.
+ * When the wait ran out because its last read was refused by the rate limit, `cause` is that
+ * refusal (a `HeraldApiError` with status 429).
  */
 export class HeraldWaitTimeoutError extends HeraldError {
   override name = 'HeraldWaitTimeoutError';
@@ -67,11 +69,13 @@ export class HeraldWaitTimeoutError extends HeraldError {
     readonly timeoutMs: number,
     /** The record as last read; undefined when no read answered in time (rate-limited, or slow). */
     readonly notification: Notification | undefined,
+    options?: { cause?: HeraldApiError },
   ) {
     super(
       notification
         ? `Notification ${notificationId} was still ${notification.status} after ${timeoutMs} ms`
         : `Notification ${notificationId} could not be read within ${timeoutMs} ms`,
+      options,
     );
     this.lastStatus = notification?.status;
   }

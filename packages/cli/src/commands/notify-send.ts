@@ -97,18 +97,20 @@ async function waitAndReport(context: Context, herald: Herald, submission: Submi
   try {
     notification = await herald.notifications.waitForDelivery(id, { timeoutMs, intervalMs: POLL_MS });
   } catch (error) {
-    if (error instanceof HeraldWaitTimeoutError) {
-      const { notification: last } = error;
-      // No read answered in time (a rate limit, a slow gateway): the submission is what is known.
-      if (last) out.result({ submission, notification: last }, () => showRecord(context, last, sentWith));
-      else out.result({ submission, notification: null }, () => showSubmission(out, submission, keyLabel(sentWith)));
-      throw withRetryKey(new CliError(EXIT.error, 'WAIT_TIMEOUT', `${error.message}; check later with \`herald notify status ${id}\``), retry.idempotencyKey, retry.note);
+    // What is known: the record as last read, or else the submission.
+    const last = error instanceof HeraldWaitTimeoutError ? error.notification : undefined;
+    if (last) out.result({ submission, notification: last }, () => showRecord(context, last, sentWith));
+    else out.result({ submission, notification: null }, () => showSubmission(out, submission, keyLabel(sentWith)));
+    // Out of time while the reads answered (or were merely slow): the notification is on its way.
+    const failure = error instanceof HeraldWaitTimeoutError ? error.cause : error;
+    if (failure === undefined) {
+      throw withRetryKey(new CliError(EXIT.error, 'WAIT_TIMEOUT', `${(error as Error).message}; check later with \`herald notify status ${id}\``), retry.idempotencyKey, retry.note);
     }
-    // The send was accepted; only reading its outcome failed (a rate limit, the network).
-    out.result({ submission, notification: null }, () => showSubmission(out, submission, keyLabel(sentWith)));
-    const cause = error instanceof Error ? error.message : String(error);
+    // The send was accepted; only reading its outcome failed: the rate limit kept refusing the
+    // reads until the time ran out, or the network, a revoked key…
+    const cause = failure instanceof Error ? failure.message : String(failure);
     const message = `Notification ${id} was accepted (${submission.status}), but waiting for its outcome failed: ${cause}; check later with \`herald notify status ${id}\``;
-    throw withRetryKey(new CliError(exitCodeFor(error), 'WAIT_FAILED', message), retry.idempotencyKey, retry.note);
+    throw withRetryKey(new CliError(exitCodeFor(failure), 'WAIT_FAILED', message), retry.idempotencyKey, retry.note);
   } finally {
     interruption.record(undefined);
   }

@@ -231,6 +231,9 @@ export class Notifications {
     if (!(Number.isFinite(intervalMs) && intervalMs > 0)) throw new RangeError(`intervalMs must be a number of milliseconds > 0, got ${intervalMs}`);
     const deadline = this.core.now() + timeoutMs;
     let last: Notification | undefined;
+    // The rate limit's refusal of the last read, if it was refused: the cause of a timeout.
+    let refused: HeraldApiError | undefined;
+    const timedOut = () => new HeraldWaitTimeoutError(id, timeoutMs, last, refused && { cause: refused });
     for (;;) {
       const left = deadline - this.core.now();
       // The wait's own deadline ends a read under way, retries and all (a second's grace past it).
@@ -238,19 +241,21 @@ export class Notifications {
       const readSignal = readDeadline && signal ? AbortSignal.any([signal, readDeadline]) : (readDeadline ?? signal);
       try {
         last = await this.get(id, { ...options, signal: readSignal });
+        refused = undefined;
       } catch (error) {
-        if (readDeadline?.aborted && !signal?.aborted) throw new HeraldWaitTimeoutError(id, timeoutMs, last);
+        if (readDeadline?.aborted && !signal?.aborted) throw timedOut();
         // Still rate-limited after the read's own retries (other calls of the protocol share the
         // limit): the wait sits it out rather than failing while the notification is on its way.
         if (!(error instanceof HeraldApiError && error.statusCode === 429)) throw error;
+        refused = error;
         const rest = deadline - this.core.now();
-        if (rest <= 0) throw new HeraldWaitTimeoutError(id, timeoutMs, last);
+        if (rest <= 0) throw timedOut();
         await this.core.wait(Math.min(Math.max((error.retryAfterSeconds ?? 0) * 1000, intervalMs), rest), signal);
         continue;
       }
       if (FINAL_STATUSES.has(last.status)) return last;
       const remaining = deadline - this.core.now();
-      if (remaining <= 0) throw new HeraldWaitTimeoutError(id, timeoutMs, last);
+      if (remaining <= 0) throw timedOut();
       await this.core.wait(Math.min(intervalMs, remaining), signal);
     }
   }
