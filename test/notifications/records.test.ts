@@ -156,5 +156,13 @@ describe('GET /v1/notifications and /v1/notifications/:id', () => {
     }
     assert.equal((await call(gw.url, acme.apiKey, 'GET', '/v1/notifications?limit=0x10')).body.message, 'limit must be an integer');
     assert.equal((await call(gw.url, acme.apiKey, 'GET', '/v1/notifications?limit=05&page=1')).body.data.length, 5, 'leading zeros are still decimal');
+    for (const [query, message] of [
+      ['limit=1&limit=2', 'limit must be given once, not 2 times'],
+      ['status=queued&status=failed&status=sent', 'status must be given once, not 3 times'],
+      ['page=1&page=1', 'page must be given once, not 2 times'],
+    ]) {
+      const res = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications?${query}`);
+      assert.deepEqual([res.status, res.body.code, res.body.message], [400, 'VALIDATION_ERROR', message], query);
+    }
   });
 });

@@ -63,6 +63,10 @@ export function describeValidationError(errors: ErrorObject[], context: string):
     return context === 'headers' ? headerName(field) : field;
   };
   const subject = name(error.instancePath) || `request ${where}`;
+  // `?limit=1&limit=2` arrives as a list, which a one-value parameter refuses for its type.
+  if (context === 'querystring' && Array.isArray(error.data) && /^\/[^/]+$/.test(error.instancePath)) {
+    return `${subject} must be given once, not ${error.data.length} times`;
+  }
   switch (error.keyword) {
     case 'minLength':
       return params.limit === 1 ? `${subject} must not be empty` : `${subject} must be at least ${params.limit} characters long`;
