@@ -174,6 +174,11 @@ describe('POST /v1/broadcast and GET /v1/broadcasts/:id', () => {
       [{ wallet: makeWallet().address }, /^wallet: a broadcast goes to every active subscriber and takes no recipient/],
       [{ walletAddress: makeWallet().address }, /^walletAddress: /],
       [{ wallets: [makeWallet().address] }, /^wallets: /],
+      [{ recipients: [makeWallet().address] }, /^recipients: a broadcast goes to every active subscriber and takes no recipient/],
+      [{ to: makeWallet().address }, /^to: /],
+      [{ channels: ['sms'] }, /^channels: a broadcast reaches each subscriber on the channels they subscribed with and takes no channel$/],
+      [{ channel: 'email' }, /^channel: /],
+      [{ preferredChannel: 'telegram' }, /^preferredChannel: /],
     ];
     const before = await gw.herald.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM broadcasts WHERE protocol_id = $1', [acme.id]);
     for (const [body, message] of cases) {

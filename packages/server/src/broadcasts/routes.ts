@@ -26,7 +26,8 @@ const BroadcastBody = Type.Object({
 const BROADCAST_FIELDS = Object.keys(BroadcastBody.properties);
 
 /** Fields that name a recipient in other calls (notify, subscriptions): refused in a broadcast. */
-const TARGET_FIELDS = ['wallet', 'walletAddress', 'wallets'] as const;
+const TARGET_FIELDS = ['wallet', 'walletAddress', 'wallets', 'recipients', 'to'] as const;
+const CHANNEL_FIELDS = ['channel', 'channels', 'preferredChannel'] as const;
 
 const Accepted = Type.Object({
   broadcast_id: Type.String(),
@@ -64,10 +65,14 @@ export function broadcastRoutes(app: FastifyInstance, deps: Deps): void {
       },
       preValidation: [
         async (request) => {
-          // Unknown fields are ignored everywhere, but a recipient given here would be ignored by a
-          // call that messages every subscriber: that mistake is refused before anything is sent.
+          // Unknown fields are ignored everywhere, but a recipient or channel given here would be
+          // ignored by a call that messages every subscriber: that mistake is refused before anything is sent.
           for (const field of TARGET_FIELDS) {
             refuseBodyField(request.body, field, 'a broadcast goes to every active subscriber and takes no recipient; send to one wallet with POST /v1/notify');
+          }
+          // Likewise a channel: each subscriber gets it on the channels they subscribed with.
+          for (const field of CHANNEL_FIELDS) {
+            refuseBodyField(request.body, field, 'a broadcast reaches each subscriber on the channels they subscribed with and takes no channel');
           }
         },
         refuseBodyKey('POST /v1/broadcast'),
