@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../packages/server/src/ids.js';
+import { resolveWebhookTarget } from '../../packages/server/src/webhooks/resolve-target.js';
 import { WebhookSender } from '../../packages/server/src/webhooks/webhook-sender.js';
 import { call, isErrorBody, type TestProtocol } from '../support/gateway.js';
 import { deliveriesOf, recordNotificationEvent, startHarness, type Harness } from './harness.js';
@@ -36,8 +37,6 @@ describe('webhook SSRF guard (private targets not allowed)', () => {
     ['http://[fe80::1]/hook', /link-local/],
     ['http://[::ffff:127.0.0.1]/hook', /::ffff:7f00:1 is a loopback address/],
     ['http://[::ffff:10.1.1.1]/hook', /private/],
-    ['http://2130706433/hook', /127\.0\.0\.1 is a loopback address/],
-    ['http://0x7f.1/hook', /loopback/],
     ['http://localhost:3000/hook', /^url is refused: localhost does not resolve to a public address; webhooks may only reach public addresses$/],
     // A name with no answer reads as one with a private answer: which internal names exist is not told.
     ['http://no-such-host.invalid/hook', /^url is refused: no-such-host\.invalid does not resolve to a public address; webhooks may only reach public addresses$/],
@@ -52,6 +51,19 @@ describe('webhook SSRF guard (private targets not allowed)', () => {
       assert.match(res.body.message, reason);
     });
   }
+
+  it('refuses IPv4 addresses written otherwise than in four decimals, and the send-time check reads them as the address they are', async () => {
+    for (const [url, written] of [
+      ['http://2130706433/hook', '2130706433'],
+      ['http://0x7f.1/hook', '0x7f.1'],
+    ]) {
+      const res = await call(h.gw.url, acme.apiKey, 'POST', '/v1/webhooks', { url, events: ['quota.exceeded'] });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.message, `url must write an IPv4 address as four decimal numbers (${written} is 127.0.0.1)`);
+      // An endpoint stored before that rule is still checked before every send.
+      await assert.rejects(resolveWebhookTarget(url, { allowPrivate: false }), /127\.0\.0\.1 is a loopback address/);
+    }
+  });
 
   it('refuses to change an endpoint’s url to a private target', async () => {
     // Registered while the check could not be made (another configuration), as an operator might have.
