@@ -104,6 +104,22 @@ describe('error model', () => {
     assert.equal(unknown.status, 414);
   });
 
+  it('answers an unknown id of any length with its resource’s 404, as any other unknown id', async () => {
+    const long = 'A'.repeat(150);
+    for (const [method, path, code] of [
+      ['GET', `/v1/notifications/${long}`, 'NOTIFICATION_NOT_FOUND'],
+      ['GET', `/v1/notifications/${long}/receipt`, 'NOTIFICATION_NOT_FOUND'],
+      ['DELETE', `/v1/schedule/${long}`, 'SCHEDULE_NOT_FOUND'],
+      ['GET', `/v1/webhooks/${long}/deliveries`, 'WEBHOOK_NOT_FOUND'],
+      ['GET', `/v1/templates/email/${long}`, 'TEMPLATE_NOT_FOUND'],
+    ]) {
+      const res = await call(gw.url, acme.apiKey, method, path);
+      assert.deepEqual([res.status, res.body.code], [404, code], path);
+    }
+    const admin = await call(gw.url, ADMIN_TOKEN, 'PATCH', `/v1/admin/protocols/${long}`, { tier: 1 });
+    assert.deepEqual([admin.status, admin.body.code], [404, 'PROTOCOL_NOT_FOUND']);
+  });
+
   it('answers malformed JSON with 400 VALIDATION_ERROR', async () => {
     const res = await call(gw.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', '{"name": "x",');
     assert.equal(res.status, 400);

@@ -39,7 +39,7 @@ const KeyView = Type.Object({
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 
-const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const IdParams = Type.Object({ id: Type.String() });
 const ProtocolChange = Type.Object({
   name: Type.Optional(Name),
   tier: Type.Optional(Tier),
@@ -152,7 +152,7 @@ export function adminRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         tags,
         summary: 'Revoke an API key (takes effect at once in every process)',
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), keyId: Type.String({ minLength: 1, maxLength: 100 }) }),
+        params: Type.Object({ id: Type.String({ minLength: 1 }), keyId: Type.String({ minLength: 1 }) }),
         response: { 200: KeyView, ...errorResponses(401, 404) },
       },
     },

@@ -103,7 +103,7 @@ export function broadcastRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         tags,
         summary: "A broadcast and its notifications' live counts by status",
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        params: Type.Object({ id: Type.String({ minLength: 1 }) }),
         response: { 200: BroadcastRecord, ...errorResponses(401, 404, 429) },
       },
     },

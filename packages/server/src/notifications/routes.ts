@@ -75,7 +75,7 @@ export function notificationRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         tags,
         summary: 'Status record of one notification',
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        params: Type.Object({ id: Type.String({ minLength: 1 }) }),
         response: { 200: NotificationRecord, ...errorResponses(401, 404, 429) },
       },
     },

@@ -23,7 +23,7 @@ export function receiptRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         tags: ['notifications'],
         summary: 'The on-chain receipt of a notification: commitment, Merkle path, Groth16 proof and transaction',
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        params: Type.Object({ id: Type.String({ minLength: 1 }) }),
         response: { 200: ReceiptResponse, ...errorResponses(401, 404, 429) },
       },
     },

@@ -86,4 +86,4 @@ export const ScheduleRecord = Type.Object({
   runCount: Type.Integer({ description: 'All runs ever recorded' }),
 });
 
-export const ScheduleParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+export const ScheduleParams = Type.Object({ id: Type.String({ minLength: 1 }) });

@@ -66,6 +66,6 @@ export const TemplateListSchema = Type.Object({
   data: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), category: Type.String(), createdAt: Type.String({ format: 'date-time' }) })),
 });
 
-export const TemplateIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+export const TemplateIdParams = Type.Object({ id: Type.String({ minLength: 1 }) });
 // Versions are stored as PostgreSQL integer: a larger number is a 400, not an out-of-range 500.
-export const TemplateVersionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), version: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
+export const TemplateVersionParams = Type.Object({ id: Type.String({ minLength: 1 }), version: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });

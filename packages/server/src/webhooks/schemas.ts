@@ -59,8 +59,8 @@ export const RotatedWebhook = Type.Composite([
   }),
 ]);
 
-export const WebhookParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
-export const DeliveryParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), deliveryId: Type.String({ minLength: 1, maxLength: 100 }) });
+export const WebhookParams = Type.Object({ id: Type.String({ minLength: 1 }) });
+export const DeliveryParams = Type.Object({ id: Type.String({ minLength: 1 }), deliveryId: Type.String({ minLength: 1 }) });
 export const DeliveryQuery = Type.Object(pageQuery(20));
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
