@@ -123,7 +123,7 @@ describe('schedules API', () => {
     const oneTime: [string, (b: any) => any, RegExp][] = [
       ['missing scheduledFor', ({ scheduledFor: _s, ...b }) => b, /^scheduledFor is required$/],
       ['scheduledFor as a number', (b) => ({ ...b, scheduledFor: 1780000000 }), /^scheduledFor must be a string$/],
-      ['scheduledFor in words', (b) => ({ ...b, scheduledFor: 'tomorrow' }), /^scheduledFor must be an ISO 8601 date-time such as 2026-06-01T09:00:00, got "tomorrow"$/],
+      ['scheduledFor in words', (b) => ({ ...b, scheduledFor: 'tomorrow' }), /^scheduledFor must be an ISO 8601 date-time such as 2027-06-01T09:00:00, got "tomorrow"$/],
       ['scheduledFor as a date only', (b) => ({ ...b, scheduledFor: '2026-06-01' }), /^scheduledFor must be an ISO 8601 date-time/],
       ['scheduledFor on 30 February', (b) => ({ ...b, scheduledFor: '2026-02-30T09:00:00Z' }), /^scheduledFor must be an ISO 8601 date-time/],
       ['scheduledFor at 24:00', (b) => ({ ...b, scheduledFor: '2026-06-01T24:00:00Z' }), /^scheduledFor must be an ISO 8601 date-time/],

@@ -72,7 +72,7 @@ export function registerSchedule(program: Command, contextOf: ContextOf): void {
   const schedule = program.command('schedule').description('one-time and recurring sends');
 
   addScheduleOptions(schedule.command('once').description('send one notification at a date and time'))
-    .option('--at <datetime>', 'when: an ISO 8601 date-time read on the wall clock of --timezone, e.g. 2026-06-01T09:00; without --timezone, the instant it writes (no offset means UTC)')
+    .option('--at <datetime>', 'when: an ISO 8601 date-time read on the wall clock of --timezone, e.g. 2027-06-01T09:00; without --timezone, the instant it writes (no offset means UTC)')
     .action(async (flags: ScheduleFlags & { at?: string }, command: Command) => {
       const context = contextOf(command);
       const { at, ...rest } = flags;

@@ -86,7 +86,7 @@ export class Schedules {
   /**
    * Schedules one notification at a wall-clock date-time in a time zone. With
    * `options.idempotencyKey` a repeat gets the first answer and creates no second schedule.
-   * @example await herald.schedules.once({ wallet, subject, body, category: 'governance', scheduledFor: '2026-06-01T09:00:00', timezone: 'America/New_York' });
+   * @example await herald.schedules.once({ wallet, subject, body, category: 'governance', scheduledFor: '2027-06-01T09:00:00', timezone: 'America/New_York' });
    */
   async once(params: OneTimeScheduleParams, options?: CreateOptions): Promise<CreatedSchedule> {
     const { call, options: requestOptions } = createCall('/v1/schedule', params, options);

@@ -85,7 +85,7 @@ export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: O
   const zone = zoneOf(input.timezone ?? 'UTC');
   const written = parseWallClock(input.scheduledFor);
   if (written === undefined) {
-    throw new ApiError('VALIDATION_ERROR', `scheduledFor must be an ISO 8601 date-time such as 2026-06-01T09:00:00, got "${input.scheduledFor}"`);
+    throw new ApiError('VALIDATION_ERROR', `scheduledFor must be an ISO 8601 date-time such as 2027-06-01T09:00:00, got "${input.scheduledFor}"`);
   }
   const local = input.timezone === undefined ? written - (writtenOffset(input.scheduledFor) ?? 0) : written;
   const runAt = instantOfWallClock(local, zone);
