@@ -20,6 +20,11 @@ describe('wantsColour', () => {
     assert.equal(wantsColour(false, { FORCE_COLOR: '1' }, pipe), true);
     assert.equal(wantsColour(false, { FORCE_COLOR: '0' }, pipe), false);
   });
+  it('never when FORCE_COLOR is 0 or false, even on a terminal (as Node and chalk read it)', () => {
+    assert.equal(wantsColour(false, { FORCE_COLOR: '0' }, tty), false);
+    assert.equal(wantsColour(false, { FORCE_COLOR: 'false' }, tty), false);
+    assert.equal(wantsColour(false, { FORCE_COLOR: '' }, pipe), true);
+  });
 });
 
 describe('maskKey', () => {

@@ -21,12 +21,13 @@ const PLAIN: Style = { bold: (t) => t, dim: (t) => t, green: (t) => t, red: (t) 
 
 /**
  * Colours only for a person at a terminal: never with --json, never when NO_COLOR is set
- * (no-color.org), forced by FORCE_COLOR on a pipe, otherwise when the stream is a TTY.
+ * (no-color.org) or FORCE_COLOR is `0` or `false` (as Node and chalk read it), forced by any other
+ * FORCE_COLOR on a pipe, otherwise when the stream is a TTY.
  */
 export function wantsColour(json: boolean, env: NodeJS.ProcessEnv, stream: Stream): boolean {
   if (json) return false;
   if (env.NO_COLOR) return false;
-  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false') return true;
+  if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
   return Boolean(stream.isTTY) && env.TERM !== 'dumb';
 }
 
