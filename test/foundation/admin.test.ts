@@ -41,6 +41,23 @@ describe('admin API', () => {
     assert.equal((await admin('GET', `/v1/admin/protocols/${p.id}/keys`)).body.data.length, 2);
   });
 
+  it('counts the operator’s calls against the admin limit, and calls without the token per client IP', async () => {
+    const tight = await startGateway({ env: { HERALD_IP_RATE_LIMIT: '3', HERALD_ADMIN_RATE_LIMIT: '500' } });
+    try {
+      const operator = await Promise.all(Array.from({ length: 10 }, () => call(tight.url, ADMIN_TOKEN, 'GET', '/v1/admin/protocols')));
+      assert.deepEqual(operator.map((res) => res.status), Array(10).fill(200));
+      assert.ok(operator.every((res) => res.headers.get('x-ratelimit-limit') === '500'));
+      // Ten wrong guesses at once: at most two windows' worth (3 each) are even checked.
+      const guesses = await Promise.all(Array.from({ length: 10 }, () => call(tight.url, 'wrong-token-0123456789', 'GET', '/v1/admin/protocols')));
+      const statuses = guesses.map((res) => res.status);
+      assert.ok(statuses.filter((status) => status === 401).length <= 6, statuses.join());
+      assert.ok(statuses.includes(429), statuses.join());
+      assert.ok(guesses.every((res) => res.headers.get('x-ratelimit-limit') === '3'));
+    } finally {
+      await tight.close();
+    }
+  });
+
   it('validates a new protocol: name required, tier an integer from 0 to 3', async () => {
     const cases: [unknown, RegExp][] = [
       [{ tier: 1 }, /^name is required$/],

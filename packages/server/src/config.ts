@@ -25,6 +25,8 @@ export interface Config {
   ipRateLimit: number;
   /** Requests per second per client IP on an email's engagement links (open, click, unsubscribe). */
   linkRateLimit: number;
+  /** Requests per second of the admin API, all callers with the operator token together. */
+  adminRateLimit: number;
   /**
    * HERALD_TRUST_PROXY: the addresses and CIDR ranges of the proxies in front of the gateway, whose
    * `X-Forwarded-For` names the client for the per-IP limit. False (the default): the socket's
@@ -239,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     authCacheMs: integer(env, 'HERALD_AUTH_CACHE_MS', 5000, 0, 600_000),
     ipRateLimit: integer(env, 'HERALD_IP_RATE_LIMIT', 20, 1, 100_000),
     linkRateLimit: integer(env, 'HERALD_LINK_RATE_LIMIT', 1000, 1, 1_000_000),
+    adminRateLimit: integer(env, 'HERALD_ADMIN_RATE_LIMIT', 1000, 1, 1_000_000),
     trustProxy: trustProxy(env),
     requestLogFlushMs: integer(env, 'HERALD_REQUEST_LOG_FLUSH_MS', 250, 10, 60_000),
     shutdownTimeoutMs: integer(env, 'HERALD_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

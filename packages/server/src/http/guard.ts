@@ -189,11 +189,17 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     return limit(reply, key, max);
   }
 
+  /**
+   * The operator's calls count against the admin API's own limit (an identity import runs far
+   * above the per-IP one); a call without the token counts per client IP, like any call without
+   * valid credentials, so guessing the token is as slow as guessing a key.
+   */
   async function authorizeAdmin(request: FastifyRequest, reply: FastifyReply) {
-    await limitByIp(request, reply);
     const token = bearerToken(request.headers.authorization);
+    if (deps.config.adminToken && token && sameSecret(token, deps.config.adminToken)) return limit(reply, 'admin', deps.config.adminRateLimit);
+    await limitByIp(request, reply);
     if (!deps.config.adminToken) throw new ApiError('INVALID_ADMIN_TOKEN', 'The admin API is disabled: set HERALD_ADMIN_TOKEN');
-    if (!token || !sameSecret(token, deps.config.adminToken)) throw new ApiError('INVALID_ADMIN_TOKEN', 'Invalid admin token');
+    throw new ApiError('INVALID_ADMIN_TOKEN', 'Invalid admin token');
   }
 
   /** What every hook does first: the request id on the answer (errors included) and the start time. */
