@@ -154,6 +154,32 @@ describe('start-up settings that cannot be used', { skip: onPostgres && 'embedde
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.deepEqual(await withTimeout(server.stop('SIGTERM'), 30_000, 'shutdown'), { code: 0, signal: null });
   });
+
+  it('warns that a role other than all on the embedded store leaves the other role to no one', async () => {
+    for (const [role, says] of [
+      ['api', /sends are accepted but nothing delivers them/],
+      ['worker', /nothing can send to it/],
+    ] as const) {
+      const server = spawnServer({ HERALD_DATA_DIR: 'memory://', HERALD_ROLE: role, HERALD_ADMIN_TOKEN: 'embedded-role-admin-token' });
+      // The warning is logged before the process listens or starts its loops.
+      await withTimeout(
+        (async () => {
+          while (!server.stdout().includes('"herald background loops running"') && !server.stdout().includes('"herald listening"')) await new Promise((r) => setTimeout(r, 50));
+        })(),
+        90_000,
+        `${role} start`,
+      );
+      const warning = server
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line))
+        .find((line) => line.level === 40 && line.role === role && says.test(line.msg));
+      assert.ok(warning, server.stdout());
+      assert.match(warning.msg, /use HERALD_ROLE=all, or DATABASE_URL to split roles$/);
+      assert.deepEqual(await withTimeout(server.stop('SIGTERM'), 30_000, 'shutdown'), { code: 0, signal: null });
+    }
+  });
 });
 
 describe('lockDataDir', () => {

@@ -181,6 +181,15 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     } else if (!adminToken && config.role !== 'worker') {
       log.warn('HERALD_ADMIN_TOKEN is not set: the admin API answers 401');
     }
+    // The embedded store serves one process, so no other process can take the roles this one leaves.
+    if (embedded && config.role !== 'all') {
+      log.warn(
+        { role: config.role },
+        config.role === 'api'
+          ? 'HERALD_ROLE=api on the embedded store: sends are accepted but nothing delivers them (no worker can open this data dir); use HERALD_ROLE=all, or DATABASE_URL to split roles'
+          : 'HERALD_ROLE=worker on the embedded store: nothing can send to it (no API process can open this data dir); use HERALD_ROLE=all, or DATABASE_URL to split roles',
+      );
+    }
     const effective: Config = { ...config, encryptionKey, adminToken };
 
     db = config.databaseUrl ? await openPostgres({ url: config.databaseUrl }) : await openPglite(inMemory ? undefined : path.join(config.dataDir, 'pgdata'));
