@@ -107,6 +107,27 @@ describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
     await assert.rejects(chain.writeMemo('herald test behind'), (error: Error) => !/the node answered/.test(error.message) && /behind/i.test(error.message));
   });
 
+  it('names an answer that is not from a Solana node, instead of a parser or property error', async () => {
+    for (const [type, body, message] of [
+      ['text/html', '<html>502 Bad Gateway</html>', /^the node's answer is not JSON \(/],
+      ['application/json', '{"hello":"world"}', /^the node's answer is not a JSON-RPC response: \{"hello":"world"\}$/],
+      ['application/json', '{"jsonrpc":"2.0","id":1,"result":{}}', /^the node answered getLatestBlockhash without a blockhash: \{\}$/],
+    ] as const) {
+      const server = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => res.writeHead(200, { 'content-type': type }).end(body));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        const chain = new RpcChain({ url, secretKey: Uint8Array.from(JSON.parse(signer.json)), cluster: 'localnet', confirmTimeoutMs: 5000 });
+        await assert.rejects(chain.writeMemo('herald test not a node'), (error: Error) => message.test(error.message) && !(error instanceof TypeError));
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
+    }
+  });
+
   it('verifies against the cluster: the transaction landed, the gateway signed it and its memo names the root', async () => {
     const result = await verifyReceipt(receipt, { rpcUrl: rpc.url, signer: signer.address });
     assert.deepEqual(result, { valid: true, checks: { proof: true, publicSignals: true, merklePath: true, onChain: true, signer: true }, errors: [] });

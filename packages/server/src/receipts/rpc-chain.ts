@@ -28,6 +28,11 @@ export interface RpcChainOptions {
 }
 
 const describe = (value: unknown) => JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v.toString() : v));
+/** A node's answer in an error message, cut short: a proxy's error page can be kilobytes long. */
+const excerpt = (value: unknown) => {
+  const text = describe(value) ?? String(value);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+};
 
 /**
  * JSON-RPC errors with which a node refuses a transaction before passing it on to the cluster
@@ -50,8 +55,15 @@ const refusedBeforeForwarding = (error: unknown) => isSolanaError(error) && REFU
 function transportTo(url: string): RpcTransport {
   const transport = createDefaultRpcTransport({ url });
   return async <TResponse>(request: Parameters<RpcTransport>[0]): Promise<TResponse> => {
-    const response = await transport<TResponse>(request);
-    const error = (response as { error?: unknown } | null)?.error;
+    // Something other than a Solana node at the URL (a proxy's error page, another service) would
+    // otherwise fail as a parser's or a property read's TypeError, standing as the failure reason.
+    const response = await transport<TResponse>(request).catch((error: unknown) => {
+      throw error instanceof SyntaxError ? new Error(`the node's answer is not JSON (${error.message})`) : error;
+    });
+    if (typeof response !== 'object' || response === null || !('result' in response || 'error' in response)) {
+      throw new Error(`the node's answer is not a JSON-RPC response: ${excerpt(response)}`);
+    }
+    const error = (response as { error?: unknown }).error;
     if (error !== undefined) {
       try {
         getSolanaErrorFromJsonRpcError(error);
@@ -105,7 +117,11 @@ export class RpcChain implements ReceiptChain {
       }
       if (!sendNew) throw new Error('there is no transaction to follow');
       const payer = await this.keyPair();
-      const { value: lifetime } = await this.rpc.getLatestBlockhash({ commitment: 'confirmed' }).send({ abortSignal });
+      const latest = await this.rpc.getLatestBlockhash({ commitment: 'confirmed' }).send({ abortSignal });
+      const lifetime = latest?.value;
+      if (typeof lifetime?.blockhash !== 'string' || lifetime.lastValidBlockHeight === undefined) {
+        throw new Error(`the node answered getLatestBlockhash without a blockhash: ${excerpt(latest)}`);
+      }
       const transaction = await signMemoTransaction(payer, memo, lifetime);
       const sent = { signature: getSignatureFromTransaction(transaction), lastValidBlockHeight: lifetime.lastValidBlockHeight };
       await record?.(sent);
@@ -153,7 +169,7 @@ export class RpcChain implements ReceiptChain {
   private async status(signature: string, abortSignal: AbortSignal) {
     const answer = await this.rpc.getSignatureStatuses([signature as Signature], { searchTransactionHistory: true }).send({ abortSignal });
     const statuses: unknown = answer?.value;
-    if (!Array.isArray(statuses)) throw new Error(`the node answered getSignatureStatuses without a list of statuses: ${describe(answer)}`);
+    if (!Array.isArray(statuses)) throw new Error(`the node answered getSignatureStatuses without a list of statuses: ${excerpt(answer)}`);
     return statuses[0] as (typeof answer.value)[number];
   }
 
