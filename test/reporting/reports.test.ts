@@ -149,6 +149,8 @@ describe('reports: analytics, engagement, audience', () => {
         [emails[0], 'click', march11],
         [emails[0], 'click', march11],
         [emails[1], 'click', march11],
+        // A click without the pixel (images blocked) is an open too.
+        [emails[4], 'click', march11],
         [emails[2], 'unsubscribe', march11],
         [telegram, 'open', march11],
         [failed, 'click', march11],
@@ -166,7 +168,7 @@ describe('reports: analytics, engagement, audience', () => {
     it('divides engaged delivered emails by delivered emails, each email counted once', async () => {
       const march = await engagement('?startDate=2025-03-01&endDate=2025-03-31');
       assert.equal(march.status, 200);
-      assert.deepEqual(rates(march.body), { openRate: 0.4, clickRate: 0.2, unsubscribeRate: 0.1, deliveredEmails: 10 });
+      assert.deepEqual(rates(march.body), { openRate: 0.5, clickRate: 0.3, unsubscribeRate: 0.1, deliveredEmails: 10 });
       assert.equal(march.body.startDate, '2025-03-01T00:00:00.000Z');
       assert.equal(march.body.endDate, '2025-04-01T00:00:00.000Z', 'the end date is included');
       assert.deepEqual(rates((await engagement('?startDate=2025-03-10&endDate=2025-03-10')).body), rates(march.body));
