@@ -146,7 +146,16 @@ describe('herald protocol info, usage, requests and exit codes', () => {
     ]) {
       const res = await herald(asked);
       assert.equal(res.code, 0, `herald ${asked.join(' ')}: ${res.stderr}`);
-      assert.match(res.stdout, new RegExp(`Usage: herald ${asked.filter((word) => !word.startsWith('-')).slice(1).join(' ')} `));
+      const text = asked.includes('--json') ? res.json().help : res.stdout;
+      assert.match(text, new RegExp(`Usage: herald ${asked.filter((word) => !word.startsWith('-')).slice(1).join(' ')} `));
+    }
+    // With --json, the help is one JSON document too: {help}.
+    for (const asked of [['--json', '--help'], ['notify', 'send', '--help', '--json'], ['--json', 'schedule', '-h']]) {
+      const res = await herald(asked);
+      assert.equal(res.code, 0, `herald ${asked.join(' ')}: ${res.stderr}`);
+      const { help } = res.json();
+      assert.match(help, new RegExp(`^Usage: herald ${asked.filter((word) => !word.startsWith('-')).join(' ')}`.replace(/ $/, '')));
+      assert.equal(res.stderr, '');
     }
     const version = await herald(['--version']);
     assert.equal(version.code, 0);

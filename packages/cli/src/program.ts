@@ -32,11 +32,15 @@ function parseBaseUrl(value: string): string {
 }
 
 /** The whole command tree; global options are read by every command through its context. */
-export function buildProgram(io: Io, json: boolean): Command {
+export function buildProgram(io: Io, json: boolean): { program: Command; helpShown: () => string | undefined } {
+  // With --json, stdout carries one JSON document, the version's and the help's too: commander
+  // writes the help in parts (its text, then the text added after it), kept here until the
+  // command line ends and written as one `{help}` document (run.ts).
+  const versionLine = json ? JSON.stringify({ version: io.version }) : io.version;
+  let help: string | undefined;
   const program = new Command('herald')
     .description('Herald notification gateway for Solana wallets: the command-line tool')
-    // With --json, stdout carries one JSON document, the version's too.
-    .version(json ? JSON.stringify({ version: io.version }) : io.version, '-V, --version', 'print the version')
+    .version(versionLine, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .option('--json', 'machine output only: one JSON document on stdout, no colours, no prompts')
     .addOption(new Option('--api-key <key>', 'API key (hrld_live_… or hrld_test_…)').env('HERALD_API_KEY'))
@@ -49,7 +53,11 @@ export function buildProgram(io: Io, json: boolean): Command {
     .showSuggestionAfterError()
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => io.stdout.write(text),
+      // Commander writes only the version and the help here.
+      writeOut: (text) => {
+        if (!json || text === `${versionLine}\n`) io.stdout.write(text);
+        else help = (help ?? '') + text;
+      },
       // In --json mode the caller reports commander's errors (and help shown for one) as JSON instead.
       writeErr: (text) => {
         if (!json) io.stderr.write(text);
@@ -79,5 +87,5 @@ Environment: HERALD_API_KEY, HERALD_BASE_URL, HERALD_ADMIN_TOKEN, HERALD_MAX_RET
   registerRequests(program, contextOf);
   registerDoctor(program, contextOf);
   registerAdmin(program, contextOf);
-  return program;
+  return { program, helpShown: () => help };
 }

@@ -34,7 +34,7 @@ function nestedHelp(argv: string[], commands: string[]): string[] {
 export async function run(argv: string[], io: Io): Promise<number> {
   const out = earlyOutput(argv, io);
   interruption.watch(out);
-  const program = buildProgram(io, out.json);
+  const { program, helpShown } = buildProgram(io, out.json);
   try {
     await program.parseAsync(
       nestedHelp(
@@ -47,6 +47,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
   } catch (error) {
     const exitCode = exitCodeFor(error);
     if (error instanceof CommanderError) {
+      // --json and the help asked for: the help as one JSON document.
+      const help = helpShown();
+      if (help !== undefined && exitCode === EXIT.ok) out.result({ help }, () => {});
       // Commander has already printed its message (or the help) unless --json silenced it.
       if (exitCode !== EXIT.ok && out.json) {
         const message = error.code === 'commander.help' ? 'No command given: see `herald --help`' : error.message.replace(/^error: /, '');
