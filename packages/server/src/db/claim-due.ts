@@ -34,6 +34,8 @@ export interface ClaimOptions {
   limit: number;
   leaseMs: number;
   now: Date;
+  /** With `group`: rows of at most this many groups. */
+  groups?: number;
 }
 
 /**
@@ -44,7 +46,7 @@ export interface ClaimOptions {
 export async function claimDue<T = Record<string, any>>(
   db: Queryable,
   target: ClaimTarget,
-  { limit, leaseMs, now }: ClaimOptions,
+  { limit, leaseMs, now, groups }: ClaimOptions,
 ): Promise<T[]> {
   const id = target.idColumn ?? 'id';
   const table = target.table;
@@ -56,7 +58,9 @@ export async function claimDue<T = Record<string, any>>(
     FROM due
     WHERE job.${id} = due.${id}
     RETURNING ${target.returning ? target.returning.map((column) => `job.${column}`).join(', ') : 'job.*'}`;
-  return db.query<T>(sql, [now, new Date(now.getTime() + leaseMs), limit]);
+  const params: unknown[] = [now, new Date(now.getTime() + leaseMs), limit];
+  if (target.group) params.push(Math.max(1, Math.min(groups ?? 2_147_483_647, 2_147_483_647)));
+  return db.query<T>(sql, params);
 }
 
 /**
@@ -64,7 +68,8 @@ export async function claimDue<T = Record<string, any>>(
  * would read every due row when most groups are busy (one endpoint with a backlog, twenty busy
  * endpoints); instead the distinct groups are listed by a skip scan (one index probe per group
  * with claimable-by-`where` rows), busy groups are dropped by one probe each, the rest are ordered
- * by their oldest due row, and each gives up to `perGroup` of its oldest due rows.
+ * by their oldest due row, and each of the first `groups` (ClaimOptions) gives up to `perGroup`
+ * of its oldest due rows.
  */
 function groupedPick(target: ClaimTarget, id: string, group: ClaimGroup): string {
   const { table, dueColumn: due } = target;
@@ -82,6 +87,7 @@ function groupedPick(target: ClaimTarget, id: string, group: ClaimGroup): string
       WHERE groups.g IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM ${table} WHERE ${g} = groups.g AND locked_until > $1 ${where})
       ORDER BY oldest.due
+      LIMIT $4
     )
     SELECT rows.${id} FROM ready
     CROSS JOIN LATERAL (

@@ -26,10 +26,14 @@ export const DELIVERIES_PER_ENDPOINT = 100;
  * Claims due pending deliveries by endpoint: endpoints that already have a leased delivery (one
  * being sent by this or another worker) are skipped, so one endpoint gets one request at a time,
  * and each other endpoint gives up to DELIVERIES_PER_ENDPOINT of its oldest due deliveries, the
- * endpoint with the oldest first. Two workers claiming in the same instant can still both pick
- * rows of one endpoint: the rule is best effort across processes and exact within one.
+ * endpoint with the oldest first, from at most `endpoints` endpoints. Two workers claiming in the
+ * same instant can still both pick rows of one endpoint: the rule is best effort across processes
+ * and exact within one.
  */
-export async function claimDeliveries(db: Queryable, { now, limit, leaseMs }: { now: Date; limit: number; leaseMs: number }): Promise<string[]> {
+export async function claimDeliveries(
+  db: Queryable,
+  { now, limit, leaseMs, endpoints }: { now: Date; limit: number; leaseMs: number; endpoints?: number },
+): Promise<string[]> {
   const rows = await claimDue<{ id: string }>(
     db,
     {
@@ -39,7 +43,7 @@ export async function claimDeliveries(db: Queryable, { now, limit, leaseMs }: { 
       group: { column: 'endpoint_id', perGroup: DELIVERIES_PER_ENDPOINT },
       returning: ['id'],
     },
-    { now, limit, leaseMs },
+    { now, limit, leaseMs, groups: endpoints },
   );
   return rows.map((row) => row.id);
 }

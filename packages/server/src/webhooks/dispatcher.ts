@@ -35,8 +35,14 @@ export interface DispatcherOptions {
   sender: WebhookSender;
   /** Events fanned out and deliveries claimed per pass. */
   batchSize?: number;
-  /** Claimed deliveries not yet finished, across all endpoints; claiming pauses at this many. */
-  maxInFlight?: number;
+  /** Endpoints being sent to at once, one request each; claiming pauses at this many. */
+  maxEndpoints?: number;
+  /**
+   * Claimed deliveries not yet finished, across all endpoints; claiming pauses at this many. Far
+   * above one claim per endpoint times a few slow endpoints, so that receivers holding their
+   * claims for the whole lease (each request taking the full time limit) leave room for others.
+   */
+  maxHeld?: number;
 }
 
 /**
@@ -47,10 +53,12 @@ export interface DispatcherOptions {
  */
 export class WebhookDispatcher {
   private readonly chains = new Set<Promise<void>>();
-  private inFlight = 0;
+  /** Claimed deliveries of the running chains, not yet finished. */
+  private held = 0;
   private stopping = false;
   private readonly batchSize: number;
-  private readonly maxInFlight: number;
+  private readonly maxEndpoints: number;
+  private readonly maxHeld: number;
   private readonly leaseMs: number;
   /** Called when a chain ends, so the loop can claim what was held back behind it. */
   onChainDone: () => void = () => {};
@@ -61,7 +69,8 @@ export class WebhookDispatcher {
     private readonly options: DispatcherOptions,
   ) {
     this.batchSize = options.batchSize ?? 200;
-    this.maxInFlight = options.maxInFlight ?? 2000;
+    this.maxEndpoints = options.maxEndpoints ?? 500;
+    this.maxHeld = options.maxHeld ?? 20_000;
     // Long enough for a few sends to a receiver that always takes the whole time limit.
     this.leaseMs = Math.max(60_000, 4 * options.sender.options.timeoutMs);
     this.statistics = { events: tableStatistics(deps.db, 'events', deps.log), deliveries: tableStatistics(deps.db, 'webhook_deliveries', deps.log) };
@@ -72,11 +81,12 @@ export class WebhookDispatcher {
     if (this.stopping) return 0;
     const fannedOut = await fanOutEvents(this.deps.db, { now: this.deps.now(), limit: this.batchSize });
     if (fannedOut === this.batchSize) this.statistics.events.busy();
-    if (this.inFlight >= this.maxInFlight) await Promise.race(this.chains);
-    const room = Math.min(this.batchSize, this.maxInFlight - this.inFlight);
+    if (this.chains.size >= this.maxEndpoints || this.held >= this.maxHeld) await Promise.race(this.chains);
+    const room = Math.min(this.batchSize, this.maxHeld - this.held);
+    const endpoints = this.maxEndpoints - this.chains.size;
     // Still full (or stopping): report work so the loop comes straight back rather than sleeping.
-    if (room <= 0 || this.stopping) return fannedOut + 1;
-    const ids = await claimDeliveries(this.deps.db, { now: this.deps.now(), limit: room, leaseMs: this.leaseMs });
+    if (room <= 0 || endpoints <= 0 || this.stopping) return fannedOut + 1;
+    const ids = await claimDeliveries(this.deps.db, { now: this.deps.now(), limit: room, leaseMs: this.leaseMs, endpoints });
     if (ids.length === 0) return fannedOut;
     if (ids.length === room) this.statistics.deliveries.busy();
     const claimedAt = performance.now();
@@ -103,11 +113,12 @@ export class WebhookDispatcher {
   }
 
   private startChain(rows: DispatchRow[], claimedAt: number) {
-    this.inFlight += rows.length;
+    console.log("CHAIN", rows[0].endpoint_id, rows.length);
+    this.held += rows.length;
     const chain = this.runChain(rows, claimedAt)
       .catch((error) => this.deps.log.error({ err: error, endpoint: rows[0].endpoint_id }, 'webhook delivery chain failed'))
       .finally(() => {
-        this.inFlight -= rows.length;
+        this.held -= rows.length;
         this.chains.delete(chain);
         this.onChainDone();
       });
