@@ -54,7 +54,6 @@ describe('webhook dispatcher fairness', () => {
 
     await registerHook(h, other.apiKey, `${receiver.url}/fast`, ['notification.delivered']);
     await recordNotificationEvent(h, other.id, 'notification.delivered', 'n_fast');
-    console.log("HELD", (dispatcher as any).inFlight, (dispatcher as any).chains.size);
     const passed = dispatcher.pass();
     const deadline = Date.now() + 60_000;
     while (!receiver.requests.some((r) => r.path === '/fast') && Date.now() < deadline) await sleep(10);

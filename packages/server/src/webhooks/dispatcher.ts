@@ -113,7 +113,6 @@ export class WebhookDispatcher {
   }
 
   private startChain(rows: DispatchRow[], claimedAt: number) {
-    console.log("CHAIN", rows[0].endpoint_id, rows.length);
     this.held += rows.length;
     const chain = this.runChain(rows, claimedAt)
       .catch((error) => this.deps.log.error({ err: error, endpoint: rows[0].endpoint_id }, 'webhook delivery chain failed'))
