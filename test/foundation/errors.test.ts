@@ -251,6 +251,43 @@ describe('error model', () => {
     assert.equal(typeof res.body.usage, 'number');
   });
 
+  it('closes a CONNECT connection after its answer even while the client keeps sending, and survives one pipelined behind a request', async () => {
+    const { port } = new URL(gw.url);
+    const closed = await new Promise<{ answer: string; closedAfterMs: number }>((resolve, reject) => {
+      let answer = '';
+      let answeredAt = 0;
+      const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'));
+      const chatter = setInterval(() => socket.writable && socket.write('x'.repeat(100)), 50);
+      const safety = setTimeout(() => {
+        clearInterval(chatter);
+        socket.destroy();
+        reject(new Error(`the gateway kept the socket open: ${answer}`));
+      }, 15_000);
+      socket.setEncoding('utf8').on('data', (chunk: string) => {
+        answer += chunk;
+        answeredAt ||= Date.now();
+      });
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        clearInterval(chatter);
+        clearTimeout(safety);
+        resolve({ answer, closedAfterMs: Date.now() - answeredAt });
+      });
+    });
+    assert.match(closed.answer, /^HTTP\/1\.1 404 /);
+    // A CONNECT behind a request not yet answered, in one write: the gateway drops that connection
+    // and goes on serving.
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () =>
+        socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\nCONNECT example.com:1 HTTP/1.1\r\nHost: example.com:1\r\n\r\n'),
+      );
+      socket.resume();
+      socket.on('error', () => {});
+      socket.on('close', () => resolve());
+    });
+    assert.equal((await call(gw.url, undefined, 'GET', '/health')).status, 200);
+  });
+
   it('answers CONNECT like any other method: 405 on a known path, 404 elsewhere, and closes the connection', async () => {
     const known = await exchange(`CONNECT /v1/notify HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${acme.apiKey}\r\n\r\n`);
     assert.equal(known.status, 405);

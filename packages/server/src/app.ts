@@ -78,6 +78,9 @@ export async function buildHealthApp(deps: Deps): Promise<FastifyInstance> {
   return app;
 }
 
+/** How long a request may take to arrive in full (408 after). */
+const REQUEST_TIMEOUT_MS = 30_000;
+
 /** Fastify with the gateway's parsers, guard (limits, authentication, request log) and error shape; no routes yet. */
 async function baseApp(deps: Deps, { openApi }: { openApi: boolean }): Promise<FastifyInstance> {
   const nextRequestId = requestIdGenerator();
@@ -95,7 +98,7 @@ async function baseApp(deps: Deps, { openApi }: { openApi: boolean }): Promise<F
     schemaErrorFormatter: (errors, dataVar) => new ApiError('VALIDATION_ERROR', describeValidationError(errors as ErrorObject[], dataVar)),
     // Slow or stalled clients are cut off instead of holding a socket forever.
     connectionTimeout: 0,
-    requestTimeout: 30_000,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     keepAliveTimeout: 5_000,
     // Node enforces headersTimeout and requestTimeout by sweeping connections, every 30 s by
     // default: a slow client then held its socket up to 30 s past either. Sweep every second.
@@ -112,7 +115,7 @@ async function baseApp(deps: Deps, { openApi }: { openApi: boolean }): Promise<F
     clientErrorHandler: unrouted.clientErrorHandler,
   });
   app.server.headersTimeout = 10_000;
-  serveEveryMethod(app);
+  serveEveryMethod(app, REQUEST_TIMEOUT_MS);
   app.setValidatorCompiler(validatorCompiler);
   app.addSchema(ErrorSchema);
   // An empty body with Content-Type: application/json is read as "no body" rather than an error.
@@ -144,19 +147,42 @@ async function baseApp(deps: Deps, { openApi }: { openApi: boolean }): Promise<F
  * one listening, closes without a word) is answered 405 or 404 and its connection closed, and an
  * `Expect` other than `100-continue` (which Node answers with a bare 417) is served as if absent,
  * as RFC 9110 §10.1.1 allows.
+ *
+ * A CONNECT's socket is out of the HTTP server's hands (no timeouts, not closed with idle
+ * connections), so the app keeps it: what the client sends after is discarded, the socket is
+ * destroyed a moment after the answer (or after the request timeout, answered or not), and closing
+ * the app destroys any left. A CONNECT pipelined behind a request not yet answered has a socket
+ * that request's answer still owns: it is destroyed, as Node would.
  */
-function serveEveryMethod(app: FastifyInstance): void {
-  app.server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+function serveEveryMethod(app: FastifyInstance, requestTimeoutMs: number): void {
+  const tunnels = new Set<Socket>();
+  app.addHook('preClose', (done) => {
+    for (const socket of tunnels) socket.destroy();
+    done();
+  });
+  app.server.on('connect', (request: IncomingMessage, duplex: Duplex) => {
+    const socket = duplex as Socket;
+    socket.on('error', () => socket.destroy());
     const response = new ServerResponse(request);
     response.shouldKeepAlive = false;
-    response.assignSocket(socket as Socket);
-    response.on('finish', () => {
-      response.detachSocket(socket as Socket);
-      socket.end();
+    try {
+      response.assignSocket(socket);
+    } catch {
+      return socket.destroy();
+    }
+    tunnels.add(socket);
+    const deadline = setTimeout(() => socket.destroy(), requestTimeoutMs).unref();
+    socket.once('close', () => {
+      clearTimeout(deadline);
+      tunnels.delete(socket);
     });
-    socket.on('error', () => socket.destroy());
+    socket.resume();
+    response.on('finish', () => {
+      response.detachSocket(socket);
+      socket.end();
+      setTimeout(() => socket.destroy(), 1000).unref();
+    });
     app.routing(request, response);
   });
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => app.routing(request, response));
 }
-
