@@ -239,6 +239,10 @@ describe('error model', () => {
       const res = await exchange(`GET /v1/usage HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${acme.apiKey}\r\nConnection: close\r\n\r\n`);
       assert.equal(res.status, 200, host);
     }
+    // HTTP/1.0 needs no Host, but two credentials are refused there too.
+    const old = await exchange(`GET /v1/usage HTTP/1.0\r\nAuthorization: Bearer ${acme.apiKey}\r\nAuthorization: Bearer hrld_live_other\r\n\r\n`);
+    assert.equal(old.status, 400);
+    assert.equal(old.body.message, 'A request must carry one Authorization header, not several');
     // A route that needs no key does not look at Authorization lines.
     const health = await exchange('GET /health HTTP/1.1\r\nHost: localhost\r\nAuthorization: a\r\nAuthorization: b\r\nConnection: close\r\n\r\n');
     assert.equal(health.status, 200);

@@ -192,11 +192,16 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   /**
    * The operator's calls count against the admin API's own limit (an identity import runs far
    * above the per-IP one); a call without the token counts per client IP, like any call without
-   * valid credentials, so guessing the token is as slow as guessing a key.
+   * valid credentials. An address over that limit is refused whatever token it sends, so that a
+   * guess there gets the same 429 right or wrong: guessing the token is as slow as guessing a key.
    */
   async function authorizeAdmin(request: FastifyRequest, reply: FastifyReply) {
     const token = bearerToken(request.headers.authorization);
-    if (deps.config.adminToken && token && sameSecret(token, deps.config.adminToken)) return limit(reply, 'admin', deps.config.adminRateLimit);
+    if (deps.config.adminToken && token && sameSecret(token, deps.config.adminToken)) {
+      const byIp = await deps.limiter.peek(`ip:${request.ip ?? 'unknown'}`, deps.config.ipRateLimit);
+      if (!byIp.allowed) return enforce(reply, byIp);
+      return limit(reply, 'admin', deps.config.adminRateLimit);
+    }
     await limitByIp(request, reply);
     if (!deps.config.adminToken) throw new ApiError('INVALID_ADMIN_TOKEN', 'The admin API is disabled: set HERALD_ADMIN_TOKEN');
     throw new ApiError('INVALID_ADMIN_TOKEN', 'Invalid admin token');
@@ -330,8 +335,11 @@ const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::\d*)?$/;
 /** What is wrong with a request's Host line (and, with `credentials`, its Authorization lines), or null. */
 export function headerProblem(raw: IncomingMessage, credentials: boolean): string | null {
   const host = raw.headers.host;
-  if (host === undefined) return raw.httpVersion === '1.1' ? 'An HTTP/1.1 request must carry a Host header' : null;
-  if (!HOST.test(host)) return 'The Host header must name a host, and optionally its port';
+  if (host === undefined) {
+    if (raw.httpVersion === '1.1') return 'An HTTP/1.1 request must carry a Host header';
+  } else if (!HOST.test(host)) {
+    return 'The Host header must name a host, and optionally its port';
+  }
   let hosts = 0;
   let authorizations = 0;
   const lines = raw.rawHeaders;

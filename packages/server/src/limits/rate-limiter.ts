@@ -17,6 +17,8 @@ export interface RateLimitResult {
 /** Counts hits in a window; returns the count including this hit. */
 export interface HitCounter {
   hit(key: string, windowSecond: number): Promise<number>;
+  /** The window's count so far, without a hit. */
+  count(key: string, windowSecond: number): Promise<number>;
   /** Present on counters that answer without I/O: the same count, without a promise. */
   hitSync?(key: string, windowSecond: number): number;
   close(): Promise<void>;
@@ -28,6 +30,15 @@ export class MemoryCounter implements HitCounter {
 
   async hit(key: string, windowSecond: number): Promise<number> {
     return this.hitSync(key, windowSecond);
+  }
+
+  async count(key: string, windowSecond: number): Promise<number> {
+    return this.countSync(key, windowSecond);
+  }
+
+  countSync(key: string, windowSecond: number): number {
+    const entry = this.counts.get(key);
+    return entry && entry.window === windowSecond ? entry.count : 0;
   }
 
   hitSync(key: string, windowSecond: number): number {
@@ -133,6 +144,18 @@ export class RedisCounter implements HitCounter {
     return this.fallback.hitSync(key, windowSecond);
   }
 
+  async count(key: string, windowSecond: number): Promise<number> {
+    if (this.redis.status === 'ready' && !this.degraded) {
+      try {
+        const value = await this.redis.get(`${this.prefix}rl:${key}:${windowSecond}`);
+        return value === null ? 0 : Number(value);
+      } catch {
+        // falls through to the in-process counter, which the hits use too while Redis is away
+      }
+    }
+    return this.fallback.countSync(key, windowSecond);
+  }
+
   async close() {
     this.redis.disconnect();
   }
@@ -153,6 +176,16 @@ export class RateLimiter {
     const now = this.now();
     const second = Math.floor(now / 1000);
     return result(await this.counter.hit(key, second), limit, second, now);
+  }
+
+  /**
+   * Whether one more hit of `key` would still be allowed, without counting one: the answer `check`
+   * would give (with the headers of that limit), the window's count left as it is.
+   */
+  async peek(key: string, limit: number): Promise<RateLimitResult> {
+    const now = this.now();
+    const second = Math.floor(now / 1000);
+    return result((await this.counter.count(key, second)) + 1, limit, second, now);
   }
 
   /** `check` without a promise, for counters held in this process; `undefined` for shared ones. */
