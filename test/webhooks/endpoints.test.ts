@@ -149,6 +149,7 @@ describe('webhook endpoints API', () => {
     ['a url with a backslash', { url: 'https://a.example.com\\in', events: ['quota.exceeded'] }, /^url must not contain a backslash \(write \/ instead\)$/],
     ['a url without // after its scheme', { url: 'http:a.example.com/in', events: ['quota.exceeded'] }, /^url must start with http:\/\/ or https:\/\/$/],
     ['a url with one slash after its scheme', { url: 'https:/a.example.com/in', events: ['quota.exceeded'] }, /^url must start with http:\/\/ or https:\/\/$/],
+    ['an empty user name in the url', { url: 'http://@1.2.3.4/in', events: ['quota.exceeded'] }, /^url must not contain a user name or password$/],
     ['a url with an empty host', { url: 'http:///a.example.com/in', events: ['quota.exceeded'] }, /^url must name its host right after \/\/$/],
     ['a url with a .. segment', { url: 'https://a.example.com/a/../in', events: ['quota.exceeded'] }, /^url must not contain \. or \.\. path segments$/],
     ['a url with an encoded . segment', { url: 'https://a.example.com/%2E/in?x=1', events: ['quota.exceeded'] }, /^url must not contain \. or \.\. path segments$/],

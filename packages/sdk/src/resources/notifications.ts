@@ -243,7 +243,11 @@ export class Notifications {
         last = await this.get(id, { ...options, signal: readSignal });
         refused = undefined;
       } catch (error) {
-        if (readDeadline?.aborted && !signal?.aborted) throw timedOut();
+        // The last read was slow, not refused: the time ran out on it.
+        if (readDeadline?.aborted && !signal?.aborted) {
+          refused = undefined;
+          throw timedOut();
+        }
         // Still rate-limited after the read's own retries (other calls of the protocol share the
         // limit): the wait sits it out rather than failing while the notification is on its way.
         if (!(error instanceof HeraldApiError && error.statusCode === 429)) throw error;
