@@ -373,6 +373,25 @@ describe('client options', () => {
     assert.equal(sent, 1);
   });
 
+  it('refuses an API key or User-Agent that cannot be a header value at construction', () => {
+    for (const token of ['hrld_live_ab€c', 'hrld_live_a b', 'hrld_live_x\n']) {
+      assert.throws(() => new RequestCore({ token }), /the API key \(or admin token\) must be printable ASCII/, token);
+    }
+    assert.throws(() => new RequestCore({ userAgent: 'agent/é' }), /userAgent must be printable ASCII/);
+    assert.throws(() => new RequestCore({ userAgent: 'a\r\nX-Evil: 1' }), /userAgent must be printable ASCII/);
+    assert.ok(new RequestCore({ token: 'hrld_live_abc', userAgent: 'my-app/1.0 (+https://example.com)' }));
+  });
+
+  it('rejects (never throws) a send whose two idempotency keys differ, sending nothing', async () => {
+    let sent = 0;
+    const core = new RequestCore({ baseUrl: 'http://gw.example', fetch: async () => (sent++, new Response('{}')) });
+    const params = { wallet: 'w', subject: 's', body: 'b', category: 'system' as const, idempotencyKey: 'a' };
+    const pending = new Notifications(core).send(params, { idempotencyKey: 'b' });
+    assert.ok(pending instanceof Promise);
+    await assert.rejects(pending, /params.idempotencyKey and options.idempotencyKey differ/);
+    assert.equal(sent, 0);
+  });
+
   it('needs an admin token for the admin client', () => {
     assert.throws(() => new HeraldAdmin({} as never), TypeError);
     assert.throws(() => new HeraldAdmin({ adminToken: '' }), TypeError);

@@ -144,6 +144,19 @@ function checkTimeoutAndRetries(timeoutMs: unknown, maxRetries: unknown): void {
   }
 }
 
+/**
+ * The API key (or admin token) and User-Agent go in headers: a value fetch would refuse to send
+ * throws a TypeError at once rather than fail every request as a network error, retries and all.
+ */
+function checkHeaderValues(token: unknown, userAgent: unknown): void {
+  if (token !== undefined && !(typeof token === 'string' && /^[!-~]*$/.test(token))) {
+    throw new TypeError('the API key (or admin token) must be printable ASCII without spaces: it is sent in the Authorization header');
+  }
+  if (!(typeof userAgent === 'string' && /^[\t -~]*$/.test(userAgent))) {
+    throw new TypeError(`userAgent must be printable ASCII: it is sent as the User-Agent header, got ${JSON.stringify(userAgent)}`);
+  }
+}
+
 /** More retries than any backoff makes sense of (the CLI allows 10). */
 const MAX_RETRIES = 100;
 
@@ -190,6 +203,7 @@ export class RequestCore {
     checkTimeoutAndRetries(this.timeoutMs, this.maxRetries);
     this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.userAgent = options.userAgent ?? `herald-sdk-js/${SDK_VERSION}`;
+    checkHeaderValues(this.token, this.userAgent);
     this.sleep = options.sleep ?? defaultSleep;
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;

@@ -168,7 +168,7 @@ export class Notifications {
    * the gateway answers a repeat with `duplicate` and the first notification's id.
    * @example const { notificationId, status } = await herald.notifications.send({ wallet, subject: 'Hi', body: 'Hello', category: 'system', idempotencyKey: 'order-42' });
    */
-  send(params: NotificationParams, options: SendOptions = {}): Promise<Submission> {
+  async send(params: NotificationParams, options: SendOptions = {}): Promise<Submission> {
     const { idempotencyKey: optionKey, ...requestOptions } = options;
     const key = params.idempotencyKey ?? optionKey;
     // An empty key (an unset environment variable) is a key given, not one left out.
