@@ -33,6 +33,41 @@ describe('identity registration', () => {
     if (message) assert.match(res.body.message, message);
   }
 
+  it('may be called from any web page: CORS preflights and headers on the self-registration routes, errors included', async () => {
+    const origin = { origin: 'https://app.example.org' };
+    for (const [path, method] of [
+      ['/v1/identities/challenge', 'POST'],
+      ['/v1/identities', 'POST'],
+      ['/v1/identities/verify', 'POST'],
+      [`/v1/identities/${newWallet().address}`, 'DELETE'],
+    ]) {
+      const preflight = await fetch(`${gw.url}${path}`, {
+        method: 'OPTIONS',
+        headers: { ...origin, 'access-control-request-method': method, 'access-control-request-headers': 'content-type' },
+      });
+      assert.equal(preflight.status, 204, path);
+      assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+      assert.equal(preflight.headers.get('access-control-allow-methods'), method);
+      assert.equal(preflight.headers.get('access-control-allow-headers'), 'content-type');
+      assert.equal(preflight.headers.get('allow'), `${method}, OPTIONS`);
+    }
+    const wallet = newWallet();
+    const issued = await fetch(`${gw.url}/v1/identities/challenge`, {
+      method: 'POST',
+      headers: { ...origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ wallet: wallet.address }),
+    });
+    assert.equal(issued.status, 200);
+    assert.equal(issued.headers.get('access-control-allow-origin'), '*');
+    assert.match(issued.headers.get('access-control-expose-headers') ?? '', /X-Request-Id/);
+    const refused = await fetch(`${gw.url}/v1/identities/verify`, { method: 'POST', headers: { ...origin, 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers.get('access-control-allow-origin'), '*', 'a page reads the error too');
+    // Routes that take a key are not opened to web pages: the key would live in the page.
+    const keyed = await fetch(`${gw.url}/v1/wallets/${wallet.address}/status`, { method: 'OPTIONS', headers: origin });
+    assert.equal(keyed.headers.get('access-control-allow-origin'), null);
+  });
+
   it('issues a readable challenge naming the gateway, purpose, wallet, nonce and expiry', async () => {
     const wallet = newWallet();
     const before = clock.now().getTime();

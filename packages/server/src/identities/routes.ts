@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
+import { corsPreflight, withCorsHeaders } from '../http/cors.js';
 import { ApiError } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { eraseIdentity } from './erase-identity.js';
@@ -28,6 +29,7 @@ export function identityRoutes(app: FastifyInstance, deps: Deps): void {
     '/v1/identities/challenge',
     {
       config: open,
+      onSend: withCorsHeaders,
       schema: {
         tags,
         summary: 'Get a message for the wallet to sign (5 minutes, single use)',
@@ -43,6 +45,7 @@ export function identityRoutes(app: FastifyInstance, deps: Deps): void {
     '/v1/identities',
     {
       config: open,
+      onSend: withCorsHeaders,
       schema: {
         tags,
         summary: 'Register a wallet or update its contacts, signed with the wallet key',
@@ -58,6 +61,7 @@ export function identityRoutes(app: FastifyInstance, deps: Deps): void {
     '/v1/identities/verify',
     {
       config: open,
+      onSend: withCorsHeaders,
       schema: {
         tags,
         summary: 'Confirm an email address or phone number with its code',
@@ -73,6 +77,7 @@ export function identityRoutes(app: FastifyInstance, deps: Deps): void {
     '/v1/identities/:wallet',
     {
       config: open,
+      onSend: withCorsHeaders,
       schema: {
         tags,
         summary: 'Erase a wallet: contacts, codes, Telegram links and every subscription (signed, purpose "delete")',
@@ -84,6 +89,17 @@ export function identityRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request) => eraseIdentity(deps, { wallet: request.params.wallet, nonce: request.body.nonce, signature: request.body.signature }),
   );
+
+  // The wallet signs where it lives, in a browser or an app: these routes take no credentials
+  // and may be called from any web page (http/cors.ts).
+  for (const [url, method] of [
+    ['/v1/identities/challenge', 'POST'],
+    ['/v1/identities', 'POST'],
+    ['/v1/identities/verify', 'POST'],
+    ['/v1/identities/:wallet', 'DELETE'],
+  ] as const) {
+    corsPreflight(app, url, [method], { tags });
+  }
 
   api.get(
     '/v1/wallets/:wallet/status',

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { checkIpLimit, rateLimitExceeded, setRateHeaders } from '../http/guard.js';
+import { corsPreflight, withCorsHeaders } from '../http/cors.js';
 import { unreadableBody } from '../http/parse-json-body.js';
 import { acceptsJson } from './accepts-json.js';
 import { connectMcpServer, SERVED_METHODS } from './create-mcp-server.js';
@@ -18,16 +19,6 @@ const NOT_ACCEPTABLE = jsonRpcError(SERVER_ERROR, 'Not Acceptable: the client mu
 
 const TRANSPORT_ACCEPT = 'application/json, text/event-stream';
 
-/**
- * Cross-origin use: the endpoint serves public documentation, needs no credentials and holds
- * nothing of the caller's, so any web page's MCP client may call it (a browser asks first with an
- * OPTIONS preflight). The headers a client reads are exposed to it.
- */
-const CORS_HEADERS = {
-  'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After',
-};
-const PREFLIGHT_MAX_AGE_S = 86_400;
 const ALLOWED_METHODS = 'POST, OPTIONS';
 
 /**
@@ -190,10 +181,8 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       done(null, body);
     });
     installJsonRpcErrorHandler(scope, deps.log);
-    scope.addHook('onSend', async (_request, reply, payload) => {
-      reply.headers(CORS_HEADERS);
-      return payload;
-    });
+    // Cross-origin use: public documentation, no credentials (http/cors.ts).
+    scope.addHook('onSend', withCorsHeaders);
 
     // `/mcp/` too: client configurations often carry a trailing slash.
     for (const url of ['/mcp', '/mcp/']) {
@@ -212,18 +201,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps): Promise<void>
         },
         (request, reply) => answerMcp(deps, tools, request, reply),
       );
-      // A browser's CORS preflight: any request headers the client names may be sent.
-      scope.options(url, { config: { access: 'public' }, schema: { hide: true } }, async (request, reply) =>
-        reply
-          .code(204)
-          .headers({
-            allow: ALLOWED_METHODS,
-            'access-control-allow-methods': 'POST',
-            'access-control-allow-headers': request.headers['access-control-request-headers'] ?? 'content-type',
-            'access-control-max-age': String(PREFLIGHT_MAX_AGE_S),
-          })
-          .send(),
-      );
+      corsPreflight(scope, url, ['POST']);
       // Every other method is refused in JSON-RPC too (HEAD comes with GET).
       scope.route({
         method: ['GET', 'DELETE', 'PUT', 'PATCH'],
