@@ -127,6 +127,24 @@ describe('telegram linking', () => {
     assert.deepEqual(await channels(wallet.address), ['telegram']);
   });
 
+  it('counts Telegram, proven by its secret, apart from keyless callers; a stranger per client IP', async () => {
+    const tight = await startGateway({ env: { HERALD_IP_RATE_LIMIT: '2', TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_BOT_USERNAME: 'AcmeAlertsBot' } });
+    try {
+      const send = (secret: string) =>
+        call(tight.url, undefined, 'POST', '/v1/telegram/webhook', { update_id: updateId++, edited_message: { text: 'x' } }, { 'x-telegram-bot-api-secret-token': secret });
+      // Far more updates in a burst than the per-IP limit allows, from one address, as Telegram sends them.
+      const updates = await Promise.all(Array.from({ length: 12 }, () => send(SECRET)));
+      assert.deepEqual([...new Set(updates.map((res) => res.status))], [200]);
+      assert.ok(updates.every((res) => res.headers.get('x-ratelimit-limit') === '1000'));
+      const strangers = await Promise.all(Array.from({ length: 8 }, () => send('wrong')));
+      assert.ok(strangers.every((res) => [403, 429].includes(res.status)), strangers.map((res) => res.status).join());
+      assert.ok(strangers.some((res) => res.status === 429));
+      assert.ok(strangers.every((res) => res.headers.get('x-ratelimit-limit') === '2'));
+    } finally {
+      await tight.close();
+    }
+  });
+
   it('answers 400 to a malformed update', async () => {
     const headers = { 'x-telegram-bot-api-secret-token': SECRET };
     for (const body of [{}, { update_id: 'x' }, { update_id: 1, message: { text: '/start abc' } }]) {

@@ -11,10 +11,15 @@ import { ApiError } from './errors.js';
 /**
  * How a route is reached: `key` needs a protocol API key, `admin` the operator token, `public`
  * nothing, `link` nothing either: an email's engagement links (open pixel, click redirect,
- * unsubscribe), counted per client IP apart from the API (`HERALD_LINK_RATE_LIMIT`). Routes say
- * which in `config.access`; without it, /v1 routes need a key.
+ * unsubscribe), counted per client IP apart from the API (`HERALD_LINK_RATE_LIMIT`); `telegram`
+ * the Bot API's secret-token header (the bot webhook), counted apart from keyless callers since
+ * Telegram sends every user's updates from a few addresses. Routes say which in `config.access`;
+ * without it, /v1 routes need a key.
  */
-export type Access = 'key' | 'admin' | 'public' | 'link';
+export type Access = 'key' | 'admin' | 'public' | 'link' | 'telegram';
+
+/** Updates per second the Telegram webhook takes (Telegram retries what is refused). */
+export const TELEGRAM_UPDATE_LIMIT = 1000;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -207,6 +212,18 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     throw new ApiError('INVALID_ADMIN_TOKEN', 'Invalid admin token');
   }
 
+  /**
+   * The bot webhook: Telegram proves itself with the secret token set with setWebhook. Anyone else
+   * is refused (403) and counted per client IP like any call without credentials.
+   */
+  async function authorizeTelegram(request: FastifyRequest, reply: FastifyReply) {
+    const given = request.headers['x-telegram-bot-api-secret-token'];
+    const secret = deps.config.telegramWebhookSecret;
+    if (secret && typeof given === 'string' && sameSecret(given, secret)) return limit(reply, 'telegram', TELEGRAM_UPDATE_LIMIT);
+    await limitByIp(request, reply);
+    throw new ApiError('FORBIDDEN', 'Missing or wrong X-Telegram-Bot-Api-Secret-Token');
+  }
+
   /** What every hook does first: the request id on the answer (errors included) and the start time. */
   function begin(request: FastifyRequest, reply: FastifyReply) {
     reply.header('x-request-id', request.id);
@@ -273,6 +290,11 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
       if (refusedHeaders(request, reply, done, false)) return;
       settle(limitLink(request, reply), done);
     },
+    telegram(request, reply, done) {
+      begin(request, reply);
+      if (refusedHeaders(request, reply, done, false)) return;
+      settle(authorizeTelegram(request, reply), done);
+    },
   };
 
   /**
@@ -290,6 +312,7 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
     admin: unknownWhenEmpty(hooks.admin),
     public: unknownWhenEmpty(hooks.public),
     link: unknownWhenEmpty(hooks.link),
+    telegram: unknownWhenEmpty(hooks.telegram),
   };
   const guardHooks = new Set([...Object.values(hooks), ...Object.values(checkedHooks)]);
 

@@ -10,6 +10,7 @@ const SECURITY: Record<Access, Record<string, string[]>[] | undefined> = {
   admin: [{ adminToken: [] }],
   public: [],
   link: [],
+  telegram: [],
 };
 
 const JSON_RPC_ID = { type: ['string', 'integer', 'null'] };
