@@ -140,6 +140,18 @@ describe('telegram linking', () => {
       assert.ok(strangers.every((res) => [403, 429].includes(res.status)), strangers.map((res) => res.status).join());
       assert.ok(strangers.some((res) => res.status === 429));
       assert.ok(strangers.every((res) => res.headers.get('x-ratelimit-limit') === '2'));
+      // Over that limit, the right secret gets the same 429 as a wrong one: a guess learns nothing.
+      // (Tried again when the guesses and the right secret fell in different seconds.)
+      let checked = false;
+      for (let attempt = 0; attempt < 5 && !checked; attempt++) {
+        const burst = await Promise.all(Array.from({ length: 5 }, () => send('wrong')));
+        const right = await send(SECRET);
+        if (right.headers.get('x-ratelimit-reset') !== burst.at(-1)!.headers.get('x-ratelimit-reset')) continue;
+        checked = true;
+        assert.equal(right.status, 429);
+        assert.equal(right.headers.get('x-ratelimit-limit'), '2');
+      }
+      assert.ok(checked, 'a guess burst and the right secret fell in the same second');
     } finally {
       await tight.close();
     }

@@ -373,13 +373,22 @@ describe('client options', () => {
     assert.equal(sent, 1);
   });
 
-  it('refuses an API key or User-Agent that cannot be a header value at construction', () => {
-    for (const token of ['hrld_live_ab€c', 'hrld_live_a b', 'hrld_live_x\n']) {
-      assert.throws(() => new RequestCore({ token }), /the API key \(or admin token\) must be printable ASCII/, token);
+  it('refuses an API key or User-Agent that cannot be a header value at construction, and trims a key read from a file', async () => {
+    for (const token of ['hrld_live_ab€c', 'hrld_live_a\nb', 'hrld_live_a\0b']) {
+      assert.throws(() => new RequestCore({ token }), /the API key \(or admin token\) cannot be sent in a header/, JSON.stringify(token));
     }
-    assert.throws(() => new RequestCore({ userAgent: 'agent/é' }), /userAgent must be printable ASCII/);
-    assert.throws(() => new RequestCore({ userAgent: 'a\r\nX-Evil: 1' }), /userAgent must be printable ASCII/);
-    assert.ok(new RequestCore({ token: 'hrld_live_abc', userAgent: 'my-app/1.0 (+https://example.com)' }));
+    assert.throws(() => new RequestCore({ userAgent: 'a\r\nX-Evil: 1' }), /userAgent cannot be sent in a header/);
+    assert.throws(() => new RequestCore({ userAgent: 'agent/€' }), /userAgent cannot be sent in a header/);
+    let sent: Headers | undefined;
+    const core = new RequestCore({
+      baseUrl: 'http://gw.example',
+      token: 'hrld_live_abc\n',
+      userAgent: 'my-app/1.0 (café)',
+      fetch: async (_url, init) => ((sent = new Headers(init?.headers)), new Response('{}')),
+    });
+    await core.request({ method: 'GET', path: '/v1/usage' });
+    assert.equal(sent!.get('authorization'), 'Bearer hrld_live_abc');
+    assert.ok(new RequestCore({ token: null as never }), 'null is no key, as undefined is');
   });
 
   it('rejects (never throws) a send whose two idempotency keys differ, sending nothing', async () => {

@@ -145,16 +145,14 @@ function checkTimeoutAndRetries(timeoutMs: unknown, maxRetries: unknown): void {
 }
 
 /**
- * The API key (or admin token) and User-Agent go in headers: a value fetch would refuse to send
- * throws a TypeError at once rather than fail every request as a network error, retries and all.
+ * The API key (or admin token) and User-Agent go in headers. fetch trims spaces and line breaks
+ * at their ends (a key read from a file) and sends Latin-1 as it is, but refuses a line break or
+ * NUL inside, or a character past U+00FF: such a value throws a TypeError at once rather than
+ * fail every request as a network error, retries and all.
  */
-function checkHeaderValues(token: unknown, userAgent: unknown): void {
-  if (token !== undefined && !(typeof token === 'string' && /^[!-~]*$/.test(token))) {
-    throw new TypeError('the API key (or admin token) must be printable ASCII without spaces: it is sent in the Authorization header');
-  }
-  if (!(typeof userAgent === 'string' && /^[\t -~]*$/.test(userAgent))) {
-    throw new TypeError(`userAgent must be printable ASCII: it is sent as the User-Agent header, got ${JSON.stringify(userAgent)}`);
-  }
+const HEADER_VALUE = /^[^\0\r\n\u0100-\uffff]*$/;
+function checkHeaderValue(name: string, value: string): void {
+  if (!HEADER_VALUE.test(value.trim())) throw new TypeError(`${name} cannot be sent in a header: it holds a line break, NUL or a character past U+00FF`);
 }
 
 /** More retries than any backoff makes sense of (the CLI allows 10). */
@@ -196,14 +194,16 @@ export class RequestCore {
   constructor(options: CoreOptions = {}) {
     // An empty string (an environment variable set to nothing) means the default, as undefined does.
     this.baseUrl = checkedBaseUrl(options.baseUrl || DEFAULT_BASE_URL).replace(/\/+$/, '');
-    this.token = options.token;
+    // null from JavaScript callers means no key, as undefined does; a key read from a file may end with a line break.
+    this.token = options.token == null ? undefined : String(options.token).trim();
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     // Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a longer one fires at once.
     checkTimeoutAndRetries(this.timeoutMs, this.maxRetries);
     this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.userAgent = options.userAgent ?? `herald-sdk-js/${SDK_VERSION}`;
-    checkHeaderValues(this.token, this.userAgent);
+    if (this.token !== undefined) checkHeaderValue('the API key (or admin token)', this.token);
+    checkHeaderValue('userAgent', String(this.userAgent));
     this.sleep = options.sleep ?? defaultSleep;
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;

@@ -63,7 +63,7 @@ export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundH
   // Fastify applies every lifecycle hook given here to the not-found route (its typings list only
   // preValidation and preHandler). The answer is given from onRequest, before the body is read: an
   // unknown path answers 404, 405 or 414 whatever its body, however large.
-  const ROUTE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+  const ROUTE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
   function unrouted(method: string, url: string): ApiError {
     const path = url.split('?')[0];
     // A segment over the router's parameter limit matches nothing, with any method: the router's

@@ -219,7 +219,13 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   async function authorizeTelegram(request: FastifyRequest, reply: FastifyReply) {
     const given = request.headers['x-telegram-bot-api-secret-token'];
     const secret = deps.config.telegramWebhookSecret;
-    if (secret && typeof given === 'string' && sameSecret(given, secret)) return limit(reply, 'telegram', TELEGRAM_UPDATE_LIMIT);
+    if (secret && typeof given === 'string' && sameSecret(given, secret)) {
+      // As for the admin token: an address over its keyless limit is refused whatever it sends,
+      // so a guess there gets the same 429 right or wrong.
+      const byIp = await deps.limiter.peek(`ip:${request.ip ?? 'unknown'}`, deps.config.ipRateLimit);
+      if (!byIp.allowed) return enforce(reply, byIp);
+      return limit(reply, 'telegram', TELEGRAM_UPDATE_LIMIT);
+    }
     await limitByIp(request, reply);
     throw new ApiError('FORBIDDEN', 'Missing or wrong X-Telegram-Bot-Api-Secret-Token');
   }

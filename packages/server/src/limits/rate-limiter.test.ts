@@ -71,7 +71,7 @@ describe('RateLimiter with the in-process counter', () => {
   });
 
   it('has no checkSync answer for a counter that needs I/O', () => {
-    const shared = { hit: async () => 1, close: async () => {} };
+    const shared = { hit: async () => 1, count: async () => 0, close: async () => {} };
     assert.equal(new RateLimiter(shared).checkSync('p:a', 2), undefined);
   });
 });

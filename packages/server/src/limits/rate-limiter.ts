@@ -144,11 +144,14 @@ export class RedisCounter implements HitCounter {
     return this.fallback.hitSync(key, windowSecond);
   }
 
+  /** Read where `hit` writes: Redis when it answers, the in-process counter otherwise. */
   async count(key: string, windowSecond: number): Promise<number> {
-    if (this.redis.status === 'ready' && !this.degraded) {
+    if (this.redis.status === 'ready') {
       try {
         const value = await this.redis.get(`${this.prefix}rl:${key}:${windowSecond}`);
-        return value === null ? 0 : Number(value);
+        if (value !== null || !this.degraded) return value === null ? 0 : Number(value);
+        // Redis just came back: this window's hits may still be in the in-process counter.
+        return this.fallback.countSync(key, windowSecond);
       } catch {
         // falls through to the in-process counter, which the hits use too while Redis is away
       }
