@@ -1,8 +1,8 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { KeyOwner } from '../account/protocol-store.js';
 import { bearerToken } from '../auth/authenticator.js';
+import { sameSecret } from '../crypto/same-secret.js';
 import type { Deps } from '../deps.js';
 import type { RateLimitResult } from '../limits/rate-limiter.js';
 import { tierOf } from '../tiers.js';
@@ -106,8 +106,10 @@ export function setRateHeaders(reply: FastifyReply, result: RateLimitResult) {
  * a valid key, by a route or outside one (http/framework-errors.ts).
  */
 export function checkIpLimit(deps: Pick<Deps, 'limiter' | 'config'>, ip: string | undefined): Promise<RateLimitResult> {
-  return deps.limiter.check(`ip:${ip ?? 'unknown'}`, deps.config.ipRateLimit);
+  return deps.limiter.check(ipLimitKey(ip), deps.config.ipRateLimit);
 }
+
+const ipLimitKey = (ip: string | undefined) => `ip:${ip ?? 'unknown'}`;
 
 /** The 429 of a request over its limit. */
 export function rateLimitExceeded(result: RateLimitResult): ApiError {
@@ -115,13 +117,6 @@ export function rateLimitExceeded(result: RateLimitResult): ApiError {
   return new ApiError('RATE_LIMIT_EXCEEDED', `Rate limit of ${result.limit} requests per second exceeded; retry after ${result.retryAfter}s`, {
     'Retry-After': String(result.retryAfter),
   });
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  // Hashing first gives equal lengths, so the comparison leaks neither content nor length.
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
 }
 
 /** A key owner's rate-limit key and tier maximum, worked out once per cached owner. */
@@ -195,18 +190,21 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   }
 
   /**
-   * The operator's calls count against the admin API's own limit (an identity import runs far
-   * above the per-IP one); a call without the token counts per client IP, like any call without
-   * valid credentials. An address over that limit is refused whatever token it sends, so that a
-   * guess there gets the same 429 right or wrong: guessing the token is as slow as guessing a key.
+   * A call that proved a shared secret (the admin token, the Telegram webhook's) counts against
+   * that secret's own limit. Calls without it count per client IP, like any call without valid
+   * credentials, and an address over that limit is refused whatever it sends: a guess there gets
+   * the same 429 right or wrong, so guessing the secret is as slow as guessing a key.
    */
+  async function limitProven(request: FastifyRequest, reply: FastifyReply, key: string, max: number) {
+    const byIp = await deps.limiter.peek(ipLimitKey(request.ip), deps.config.ipRateLimit);
+    if (!byIp.allowed) return enforce(reply, byIp);
+    return limit(reply, key, max);
+  }
+
+  /** The operator's calls: their own limit, as an identity import runs far above the per-IP one. */
   async function authorizeAdmin(request: FastifyRequest, reply: FastifyReply) {
     const token = bearerToken(request.headers.authorization);
-    if (deps.config.adminToken && token && sameSecret(token, deps.config.adminToken)) {
-      const byIp = await deps.limiter.peek(`ip:${request.ip ?? 'unknown'}`, deps.config.ipRateLimit);
-      if (!byIp.allowed) return enforce(reply, byIp);
-      return limit(reply, 'admin', deps.config.adminRateLimit);
-    }
+    if (deps.config.adminToken && token && sameSecret(token, deps.config.adminToken)) return limitProven(request, reply, 'admin', deps.config.adminRateLimit);
     await limitByIp(request, reply);
     if (!deps.config.adminToken) throw new ApiError('INVALID_ADMIN_TOKEN', 'The admin API is disabled: set HERALD_ADMIN_TOKEN');
     throw new ApiError('INVALID_ADMIN_TOKEN', 'Invalid admin token');
@@ -219,13 +217,7 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
   async function authorizeTelegram(request: FastifyRequest, reply: FastifyReply) {
     const given = request.headers['x-telegram-bot-api-secret-token'];
     const secret = deps.config.telegramWebhookSecret;
-    if (secret && typeof given === 'string' && sameSecret(given, secret)) {
-      // As for the admin token: an address over its keyless limit is refused whatever it sends,
-      // so a guess there gets the same 429 right or wrong.
-      const byIp = await deps.limiter.peek(`ip:${request.ip ?? 'unknown'}`, deps.config.ipRateLimit);
-      if (!byIp.allowed) return enforce(reply, byIp);
-      return limit(reply, 'telegram', TELEGRAM_UPDATE_LIMIT);
-    }
+    if (secret && typeof given === 'string' && sameSecret(given, secret)) return limitProven(request, reply, 'telegram', TELEGRAM_UPDATE_LIMIT);
     await limitByIp(request, reply);
     throw new ApiError('FORBIDDEN', 'Missing or wrong X-Telegram-Bot-Api-Secret-Token');
   }
