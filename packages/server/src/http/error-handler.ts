@@ -8,6 +8,9 @@ import { describeValidationError } from './validation.js';
 /** The longest path parameter the router takes (engagement links carry signed tokens in the path). */
 export const MAX_PARAM_LENGTH = 4096;
 
+/** The answer to a path segment over MAX_PARAM_LENGTH, whether the router or the not-found route meets it. */
+export const PARAM_TOO_LONG = 'A path parameter of the URL is too long';
+
 const FRAMEWORK_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'Request body is too large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Content-Type; send application/json',
@@ -68,7 +71,7 @@ export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundH
     const path = url.split('?')[0];
     // A segment over the router's parameter limit matches nothing, with any method: the router's
     // answer for it (framework-errors.ts) is the same 414.
-    if (path.split('/').some((segment) => segment.length > MAX_PARAM_LENGTH)) return new ApiError('URI_TOO_LONG', 'A path parameter of the URL is too long');
+    if (path.split('/').some((segment) => segment.length > MAX_PARAM_LENGTH)) return new ApiError('URI_TOO_LONG', PARAM_TOO_LONG);
     // A path that exists with other methods: 405 and the methods it has, as RFC 9110 asks.
     // A route matched only by leaving a parameter empty does not serve the path (guard.ts).
     const serves = (other: (typeof ROUTE_METHODS)[number]) => {

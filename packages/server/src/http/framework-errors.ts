@@ -4,6 +4,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { sendPixel } from '../engagement/routes.js';
 import type { RateLimitResult } from '../limits/rate-limiter.js';
+import { PARAM_TOO_LONG } from './error-handler.js';
 import { errorBody } from './errors.js';
 import { checkIpLimit, rateLimitExceeded, setRateHeaders } from './guard.js';
 
@@ -35,7 +36,7 @@ export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequ
       (error.code === 'FST_ERR_MAX_PARAM_LENGTH' || error.code === 'FST_ERR_BAD_URL');
     const [status, code, message]: ErrorAnswer =
       error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-        ? [414, 'URI_TOO_LONG', 'A path parameter of the URL is too long']
+        ? [414, 'URI_TOO_LONG', PARAM_TOO_LONG]
         : error.code === 'FST_ERR_BAD_URL'
           ? [400, 'VALIDATION_ERROR', 'The URL is not validly percent-encoded']
           : [500, 'INTERNAL_ERROR', 'Internal server error'];

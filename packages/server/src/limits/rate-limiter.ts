@@ -149,11 +149,11 @@ export class RedisCounter implements HitCounter {
     if (this.redis.status === 'ready') {
       try {
         const value = await this.redis.get(`${this.prefix}rl:${key}:${windowSecond}`);
-        if (value !== null || !this.degraded) return value === null ? 0 : Number(value);
-        // Redis just came back: this window's hits may still be in the in-process counter.
-        return this.fallback.countSync(key, windowSecond);
+        if (value !== null) return Number(value);
+        // Nothing in Redis; unless it just came back, when this window's hits may still be in the in-process counter.
+        if (!this.degraded) return 0;
       } catch {
-        // falls through to the in-process counter, which the hits use too while Redis is away
+        // Redis is away: the hits use the in-process counter too.
       }
     }
     return this.fallback.countSync(key, windowSecond);

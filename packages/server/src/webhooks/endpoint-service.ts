@@ -53,10 +53,10 @@ function newUrlProblem(raw: string): string | null {
   // `/a/../b` is called as `/b`, and `%2e` is a dot to the parser.
   if (path.split('/').some((segment) => /^(\.|%2e){1,2}$/i.test(segment))) return 'url must not contain . or .. path segments';
   // `0x7f.1` or `2130706433` is called as 127.0.0.1: the address listed must be the one called.
-  const { hostname } = new URL(raw);
+  const { hostname, port } = new URL(raw);
   const written = authority.replace(/:\d*$/, '').toLowerCase();
   if (isIPv4(hostname) && written !== hostname) return `url must write an IPv4 address as four decimal numbers (${written} is ${hostname})`;
-  if (new URL(raw).port === '0') return 'url must not use port 0, which no receiver can listen on';
+  if (port === '0') return 'url must not use port 0, which no receiver can listen on';
   return null;
 }
 
