@@ -260,7 +260,8 @@ export function loadConfig(env: Env = process.env): Config {
       },
     },
     telegramBotUsername: matching(env, 'TELEGRAM_BOT_USERNAME', /^[A-Za-z][A-Za-z0-9_]{4,31}$/, 'a Telegram bot username') ?? 'HeraldNotifyBot',
-    telegramWebhookSecret: matching(env, 'TELEGRAM_WEBHOOK_SECRET', /^[A-Za-z0-9_-]{1,256}$/, '1-256 characters of A-Z, a-z, 0-9, _ and -'),
+    // Telegram takes 1-256 characters; a short one could be guessed, as for HERALD_ADMIN_TOKEN.
+    telegramWebhookSecret: matching(env, 'TELEGRAM_WEBHOOK_SECRET', /^[A-Za-z0-9_-]{16,256}$/, '16-256 characters of A-Z, a-z, 0-9, _ and -'),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     emailFrom: emailFrom(env),
     telegramBotToken: matching(env, 'TELEGRAM_BOT_TOKEN', /^\d+:[A-Za-z0-9_-]+$/, 'a bot token as BotFather gives it (<digits>:<characters>)'),
