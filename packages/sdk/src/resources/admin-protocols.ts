@@ -1,3 +1,4 @@
+import { eachItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 import type { Tier } from './account.js';
 
@@ -69,6 +70,17 @@ export class AdminProtocols {
    */
   list(params: ListProtocolsParams = {}, options?: RequestOptions): Promise<ProtocolList> {
     return this.core.request({ method: 'GET', path: '/v1/admin/protocols', query: { page: params.page, limit: params.limit } }, options);
+  }
+
+  /**
+   * Every protocol, newest first, a page (`limit`, default 100) fetched at a time as the loop reads.
+   * @example for await (const protocol of admin.protocols.listAll()) console.log(protocol.id, protocol.tier);
+   */
+  listAll(params: Omit<ListProtocolsParams, 'page'> = {}, options?: RequestOptions): AsyncGenerator<AdminProtocol, void, undefined> {
+    return eachItem(async (page, limit) => {
+      const { data, total } = await this.list({ page, limit }, options);
+      return { items: data, total };
+    }, params.limit);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { eachItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 import type { CapturedMessage, ListCapturedMessagesParams } from './sandbox.js';
 
@@ -29,5 +30,17 @@ export class AdminSandbox {
   messages(params: ListAdminCapturedMessagesParams = {}, options?: RequestOptions): Promise<AdminCapturedMessageList> {
     const { page, limit, protocolId, wallet, channel } = params;
     return this.core.request({ method: 'GET', path: '/v1/admin/sandbox/messages', query: { page, limit, protocolId, wallet, channel } }, options);
+  }
+
+  /**
+   * Every captured message the filters match, newest first, a page (`limit`, default 100) fetched
+   * at a time as the loop reads; messages captured while it runs are left out.
+   * @example for await (const message of admin.sandbox.listAllMessages({ protocolId: 'herald' })) console.log(message.text);
+   */
+  listAllMessages(params: Omit<ListAdminCapturedMessagesParams, 'page'> = {}, options?: RequestOptions): AsyncGenerator<AdminCapturedMessage, void, undefined> {
+    return eachItem(async (page, limit) => {
+      const { data, total } = await this.messages({ ...params, page, limit }, options);
+      return { items: data, total };
+    }, params.limit);
   }
 }

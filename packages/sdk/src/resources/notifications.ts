@@ -1,4 +1,5 @@
 import { HeraldApiError, HeraldWaitTimeoutError } from '../errors.js';
+import { eachItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 
 export type Category = 'defi' | 'governance' | 'system' | 'marketing' | 'security';
@@ -205,6 +206,18 @@ export class Notifications {
   list(params: ListNotificationsParams = {}, options?: RequestOptions): Promise<NotificationList> {
     const { page, limit, status, wallet } = params;
     return this.core.request({ method: 'GET', path: '/v1/notifications', query: { page, limit, status, wallet } }, options);
+  }
+
+  /**
+   * Every notification the filters match, newest first, a page (`limit`, default 100) fetched at a
+   * time as the loop reads; those sent while it runs are left out (see docs/sdk.md, "Listing everything").
+   * @example for await (const n of herald.notifications.listAll({ status: 'failed' })) console.log(n.notification_id);
+   */
+  listAll(params: Omit<ListNotificationsParams, 'page'> = {}, options?: RequestOptions): AsyncGenerator<NotificationListItem, void, undefined> {
+    return eachItem(async (page, limit) => {
+      const { data, total } = await this.list({ ...params, page, limit }, options);
+      return { items: data, total };
+    }, params.limit);
   }
 
   /**

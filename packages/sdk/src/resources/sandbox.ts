@@ -1,3 +1,4 @@
+import { eachItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 import type { Channel, Environment } from './notifications.js';
 
@@ -44,5 +45,17 @@ export class Sandbox {
   messages(params: ListCapturedMessagesParams = {}, options?: RequestOptions): Promise<CapturedMessageList> {
     const { page, limit, wallet, channel } = params;
     return this.core.request({ method: 'GET', path: '/v1/sandbox/messages', query: { page, limit, wallet, channel } }, options);
+  }
+
+  /**
+   * Every captured message the filters match, newest first, a page (`limit`, default 100) fetched
+   * at a time as the loop reads; messages captured while it runs are left out.
+   * @example for await (const message of herald.sandbox.listAllMessages({ channel: 'sms' })) console.log(message.text);
+   */
+  listAllMessages(params: Omit<ListCapturedMessagesParams, 'page'> = {}, options?: RequestOptions): AsyncGenerator<CapturedMessage, void, undefined> {
+    return eachItem(async (page, limit) => {
+      const { data, total } = await this.messages({ ...params, page, limit }, options);
+      return { items: data, total };
+    }, params.limit);
   }
 }

@@ -1,3 +1,4 @@
+import { eachItem } from '../paginate.js';
 import { createCall, type CreateOptions, type RequestCore, type RequestOptions } from '../request.js';
 import type { Category, Environment, NotificationParams, Priority, SubmissionStatus } from './notifications.js';
 
@@ -109,6 +110,14 @@ export class Schedules {
    */
   list(params: { page?: number; limit?: number } = {}, options?: RequestOptions): Promise<ScheduleList> {
     return this.core.request({ method: 'GET', path: '/v1/schedule', query: { page: params.page, limit: params.limit } }, options);
+  }
+
+  /**
+   * Every schedule, newest first, a page (`limit`, default 100) fetched at a time as the loop reads.
+   * @example for await (const schedule of herald.schedules.listAll()) if (schedule.status === 'PENDING') console.log(schedule.id);
+   */
+  listAll(params: { limit?: number } = {}, options?: RequestOptions): AsyncGenerator<ScheduleListItem, void, undefined> {
+    return eachItem((page, limit) => this.list({ page, limit }, options), params.limit);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { eachItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 
 export type EventType = 'notification.delivered' | 'notification.bounced' | 'notification.failed' | 'receipt.confirmed' | 'quota.exceeded';
@@ -168,6 +169,18 @@ export class Webhooks {
    */
   deliveries(id: string, params: { page?: number; limit?: number } = {}, options?: RequestOptions): Promise<WebhookDeliveryList> {
     return this.core.request({ method: 'GET', path: `${webhookPath(id)}/deliveries`, query: { page: params.page, limit: params.limit } }, options);
+  }
+
+  /**
+   * Every delivery of the endpoint, newest first, a page (`limit`, default 100) fetched at a time
+   * as the loop reads; deliveries made while it runs are left out.
+   * @example for await (const delivery of herald.webhooks.listAllDeliveries(id)) if (delivery.status === 'failed') await herald.webhooks.retryDelivery(id, delivery.id);
+   */
+  listAllDeliveries(id: string, params: { limit?: number } = {}, options?: RequestOptions): AsyncGenerator<WebhookDelivery, void, undefined> {
+    return eachItem(async (page, limit) => {
+      const { data, total } = await this.deliveries(id, { page, limit }, options);
+      return { items: data, total };
+    }, params.limit);
   }
 
   /**
