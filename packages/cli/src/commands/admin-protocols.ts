@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { Output } from '../output.js';
 import { usageError } from '../exit-codes.js';
 import { integerIn, parseTier, parseTimestamp } from '../parse-options.js';
+import { everyItem, shownLine, wholeList, withPaging, type PagingFlags } from '../paging.js';
 import { adminClient, type ContextOf } from './admin.js';
 
 const TIER_NAMES = ['Developer', 'Growth', 'Scale', 'Enterprise'];
@@ -56,21 +57,19 @@ export function registerAdminProtocols(admin: Command, contextOf: ContextOf): vo
       });
     });
 
-  protocols
-    .command('list')
-    .description('list protocols, newest first')
-    .option('--page <n>', 'page, from 1', integerIn(1, 1_000_000))
-    .option('--limit <n>', 'protocols per page, 1-100 (default 20)', integerIn(1, 100))
-    .action(async (flags: { page?: number; limit?: number }, command: Command) => {
+  withPaging(protocols.command('list').description('list protocols, newest first'), 'protocols', 20)
+    .action(async (flags: PagingFlags, command: Command) => {
       const { context, admin } = adminClient(command, contextOf);
-      const list = await admin.protocols.list({ page: flags.page, limit: flags.limit });
+      const list = flags.all
+        ? wholeList(await everyItem(flags, () => admin.protocols.listAll({ limit: flags.limit })))
+        : await admin.protocols.list({ page: flags.page, limit: flags.limit });
       const { out } = context;
       out.result(list, () => {
         out.table(
           ['ID', 'NAME', 'TIER', 'OVERAGE', 'EXPIRES'],
           list.data.map((p) => [p.id, p.name, `${p.tier} ${p.tierName}`, p.overageEnabled ? 'on' : 'off', p.subscriptionExpiresAt]),
         );
-        out.line(out.style.dim(`page ${list.page}, ${list.data.length} shown of ${list.total}`));
+        out.line(out.style.dim(shownLine(list.page, list.data.length, list.total)));
       });
     });
 

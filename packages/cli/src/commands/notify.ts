@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, type MessageFlags } from '../message-flags.js';
 import { usageError } from '../exit-codes.js';
-import { integerIn } from '../parse-options.js';
+import { everyItem, shownLine, wholeList, withPaging, type PagingFlags } from '../paging.js';
 import type { ContextOf } from './admin.js';
 import { colourStatus, showNotification } from './notification-views.js';
 import { registerNotifyBatch } from './notify-batch.js';
@@ -27,23 +27,21 @@ export function registerNotify(program: Command, contextOf: ContextOf): void {
       context.out.result(record, () => showNotification(context.out, record));
     });
 
-  notify
-    .command('list')
-    .description("your protocol's notifications, newest first")
-    .option('--page <n>', 'page, from 1', integerIn(1, 1_000_000))
-    .option('--limit <n>', 'notifications per page, 1-100 (default 20)', integerIn(1, 100))
+  withPaging(notify.command('list').description("your protocol's notifications, newest first"), 'notifications', 20)
     .addOption(new Option('--status <status>', 'only this status').choices(STATUSES))
     .option('--wallet <address>', 'only notifications to this wallet')
-    .action(async (flags: { page?: number; limit?: number; status?: NotificationStatus; wallet?: string }, command: Command) => {
+    .action(async (flags: PagingFlags & { status?: NotificationStatus; wallet?: string }, command: Command) => {
       const context = contextOf(command);
-      const list = await context.herald().notifications.list(flags);
+      const { all, ...query } = flags;
+      const herald = context.herald();
+      const list = all ? wholeList(await everyItem(flags, () => herald.notifications.listAll(query))) : await herald.notifications.list(query);
       const { out } = context;
       out.result(list, () => {
         out.table(
           ['ID', 'STATUS', 'CHANNEL', 'RECEIPT', 'CREATED', 'WALLET', 'SUBJECT'],
           list.data.map((n) => [n.notification_id, colourStatus(out, n.status), n.delivery_channel ?? '-', n.receipt_status, n.created_at, n.wallet, n.subject]),
         );
-        out.line(out.style.dim(`page ${list.page}, ${list.data.length} shown of ${list.total}`));
+        out.line(out.style.dim(shownLine(list.page, list.data.length, list.total)));
       });
     });
 

@@ -1,27 +1,25 @@
-import type { CapturedMessageList, Channel } from '@herald/sdk';
+import type { CapturedMessage, Channel } from '@herald/sdk';
 import { Option, type Command } from 'commander';
 import { CHANNELS } from '../notification-input.js';
 import type { Output } from '../output.js';
-import { integerIn } from '../parse-options.js';
+import { everyItem, shownLine, wholeList, withPaging, type PagingFlags } from '../paging.js';
 import { adminClient, type ContextOf } from './admin.js';
 
-interface MessageFlags {
+interface MessageFlags extends PagingFlags {
   wallet?: string;
   channel?: Channel;
-  page?: number;
-  limit?: number;
 }
 
 /** The filters both message lists take. */
 function withMessageFilters(command: Command): Command {
-  return command
-    .option('--wallet <address>', 'only messages to this wallet')
-    .addOption(new Option('--channel <channel>', 'only this channel').choices(CHANNELS))
-    .option('--page <n>', 'page, from 1', integerIn(1, 1_000_000))
-    .option('--limit <n>', 'messages per page, 1-100 (default 20)', integerIn(1, 100));
+  return withPaging(
+    command.option('--wallet <address>', 'only messages to this wallet').addOption(new Option('--channel <channel>', 'only this channel').choices(CHANNELS)),
+    'messages',
+    20,
+  );
 }
 
-function showMessages(out: Output, page: CapturedMessageList & { data: { protocolId?: string }[] }): void {
+function showMessages(out: Output, page: { data: (CapturedMessage & { protocolId?: string })[]; total: number; page?: number }): void {
   out.result(page, () => {
     for (const message of page.data) {
       out.line(out.style.bold(`${message.createdAt}  ${message.protocolId ?? ''}  ${message.channel}  ${message.wallet}  ${message.notificationId ?? ''}`.replace(/ {2,}/g, '  ').trimEnd()));
@@ -29,7 +27,7 @@ function showMessages(out: Output, page: CapturedMessageList & { data: { protoco
       out.line(message.text);
       out.line();
     }
-    out.line(out.style.dim(`page ${page.page}, ${page.data.length} shown of ${page.total}`));
+    out.line(out.style.dim(shownLine(page.page, page.data.length, page.total)));
   });
 }
 
@@ -38,7 +36,9 @@ export function registerSandbox(program: Command, contextOf: ContextOf): void {
   const sandbox = program.command('sandbox').description('messages stored instead of sent (sandbox keys, channels without a provider)');
   withMessageFilters(sandbox.command('messages').description('captured messages, newest first')).action(async (flags: MessageFlags, command: Command) => {
     const context = contextOf(command);
-    showMessages(context.out, await context.herald().sandbox.messages(flags));
+    const herald = context.herald();
+    const { all, ...query } = flags;
+    showMessages(context.out, all ? wholeList(await everyItem(flags, () => herald.sandbox.listAllMessages(query))) : await herald.sandbox.messages(query));
   });
 }
 
@@ -49,6 +49,7 @@ export function registerAdminSandbox(admin: Command, contextOf: ContextOf): void
     .option('--protocol-id <id>', 'only this protocol\'s; "herald" for the gateway\'s own (verification codes, bot replies)')
     .action(async (flags: MessageFlags & { protocolId?: string }, command: Command) => {
       const { context, admin: client } = adminClient(command, contextOf);
-      showMessages(context.out, await client.sandbox.messages(flags));
+      const { all, ...query } = flags;
+      showMessages(context.out, all ? wholeList(await everyItem(flags, () => client.sandbox.listAllMessages(query))) : await client.sandbox.messages(query));
     });
 }

@@ -6,6 +6,7 @@ import { CREATE_KEY_HELP, withCreationKey } from '../idempotency-key.js';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
 import { integerIn } from '../parse-options.js';
+import { everyItem, shownLine, withPaging, type PagingFlags } from '../paging.js';
 import type { Output } from '../output.js';
 import type { ContextOf } from './admin.js';
 
@@ -93,21 +94,20 @@ export function registerSchedule(program: Command, contextOf: ContextOf): void {
       context.out.result(created, () => showCreated(context.out, created));
     });
 
-  schedule
-    .command('list')
-    .description("your protocol's schedules, newest first")
-    .option('--page <n>', 'page, from 1', integerIn(1, 1_000_000))
-    .option('--limit <n>', 'schedules per page, 1-100 (default 20)', integerIn(1, 100))
-    .action(async (flags: { page?: number; limit?: number }, command: Command) => {
+  withPaging(schedule.command('list').description("your protocol's schedules, newest first"), 'schedules', 20)
+    .action(async (flags: PagingFlags, command: Command) => {
       const context = contextOf(command);
-      const list = await context.herald().schedules.list(flags);
+      const herald = context.herald();
+      const list = flags.all
+        ? await everyItem(flags, () => herald.schedules.listAll({ limit: flags.limit })).then((items) => ({ items, total: items.length }))
+        : await herald.schedules.list({ page: flags.page, limit: flags.limit });
       const { out } = context;
       out.result(list, () => {
         out.table(
           ['ID', 'STATUS', 'NEXT RUN', 'WALLET', 'SUBJECT'],
           list.items.map((s) => [s.id, s.status, s.nextRunAt ?? '-', s.wallet, s.subject]),
         );
-        out.line(out.style.dim(`${list.items.length} shown of ${list.total}`));
+        out.line(out.style.dim(flags.all ? shownLine(undefined, list.items.length, list.total) : `${list.items.length} shown of ${list.total}`));
       });
     });
 

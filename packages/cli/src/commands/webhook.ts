@@ -2,6 +2,7 @@ import type { EventType, UpdateWebhookParams, Webhook } from '@herald/sdk';
 import type { Command } from 'commander';
 import { cancelled, CliError, EXIT, usageError } from '../exit-codes.js';
 import { integerIn, listOf } from '../parse-options.js';
+import { everyItem, shownLine, wholeList, withPaging, type PagingFlags } from '../paging.js';
 import type { Output } from '../output.js';
 import { canPrompt, confirm } from '../prompt.js';
 import type { ContextOf } from './admin.js';
@@ -143,15 +144,13 @@ export function registerWebhook(program: Command, contextOf: ContextOf): void {
       if (!result.sent) throw new CliError(EXIT.error, 'WEBHOOK_TEST_FAILED', `Webhook ${id} did not answer the test event with 2xx: see \`herald webhook deliveries ${id}\``);
     });
 
-  webhook
-    .command('deliveries')
-    .description("an endpoint's deliveries, newest first, with their attempts")
-    .argument('<id>', 'webhook id (wh_…)')
-    .option('--page <n>', 'page, from 1', integerIn(1, 1_000_000))
-    .option('--limit <n>', 'deliveries per page, 1-100 (default 20)', integerIn(1, 100))
-    .action(async (id: string, flags: { page?: number; limit?: number }, command: Command) => {
+  withPaging(webhook.command('deliveries').description("an endpoint's deliveries, newest first, with their attempts").argument('<id>', 'webhook id (wh_…)'), 'deliveries', 20)
+    .action(async (id: string, flags: PagingFlags, command: Command) => {
       const context = contextOf(command);
-      const page = await context.herald().webhooks.deliveries(id, flags);
+      const herald = context.herald();
+      const page = flags.all
+        ? wholeList(await everyItem(flags, () => herald.webhooks.listAllDeliveries(id, { limit: flags.limit })))
+        : await herald.webhooks.deliveries(id, { page: flags.page, limit: flags.limit });
       const { out } = context;
       out.result(page, () => {
         const paint = (status: string) => (status === 'succeeded' ? out.style.green : status === 'failed' ? out.style.red : out.style.yellow)(status);
@@ -159,7 +158,7 @@ export function registerWebhook(program: Command, contextOf: ContextOf): void {
           ['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST', 'CREATED'],
           page.data.map((d) => [d.id, d.eventType, paint(d.status), String(d.attempts.length), d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : (d.lastError ?? '-'), d.createdAt]),
         );
-        out.line(out.style.dim(`page ${page.page}, ${page.data.length} shown of ${page.total}`));
+        out.line(out.style.dim(shownLine(page.page, page.data.length, page.total)));
       });
     });
 
