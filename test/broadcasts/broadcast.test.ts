@@ -179,6 +179,11 @@ describe('POST /v1/broadcast and GET /v1/broadcasts/:id', () => {
       [{ channels: ['sms'] }, /^channels: a broadcast reaches each subscriber on the channels they subscribed with and takes no channel$/],
       [{ channel: 'email' }, /^channel: /],
       [{ preferredChannel: 'telegram' }, /^preferredChannel: /],
+      // A time or a priority would be ignored: the broadcast would go out at once, as normal.
+      [{ scheduledFor: '2030-01-01T00:00:00Z' }, /^scheduledFor: a broadcast is sent when it is accepted and cannot be scheduled/],
+      [{ cronExpr: '0 9 * * MON' }, /^cronExpr: /],
+      [{ timezone: 'Europe/Paris' }, /^timezone: /],
+      [{ priority: 'critical' }, /^priority: a broadcast's messages have normal priority/],
     ];
     const before = await gw.herald.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM broadcasts WHERE protocol_id = $1', [acme.id]);
     for (const [body, message] of cases) {

@@ -28,6 +28,8 @@ const BROADCAST_FIELDS = Object.keys(BroadcastBody.properties);
 /** Fields that name a recipient in other calls (notify, subscriptions): refused in a broadcast. */
 const TARGET_FIELDS = ['wallet', 'walletAddress', 'wallets', 'recipients', 'to'] as const;
 const CHANNEL_FIELDS = ['channel', 'channels', 'preferredChannel'] as const;
+/** A schedule's timing fields: a broadcast goes out when it is accepted. */
+const TIMING_FIELDS = ['scheduledFor', 'cronExpr', 'timezone'] as const;
 
 const Accepted = Type.Object({
   broadcast_id: Type.String(),
@@ -74,6 +76,12 @@ export function broadcastRoutes(app: FastifyInstance, deps: Deps): void {
           for (const field of CHANNEL_FIELDS) {
             refuseBodyField(request.body, field, 'a broadcast reaches each subscriber on the channels they subscribed with and takes no channel');
           }
+          // A time would be ignored and the message sent at once.
+          for (const field of TIMING_FIELDS) {
+            refuseBodyField(request.body, field, 'a broadcast is sent when it is accepted and cannot be scheduled; schedule a send to one wallet with POST /v1/schedule');
+          }
+          // And a priority: a broadcast's messages are all `normal` (no SMS fallback for a message to everyone).
+          refuseBodyField(request.body, 'priority', 'a broadcast\'s messages have normal priority; priority applies to a send to one wallet (POST /v1/notify)');
         },
         refuseBodyKey('POST /v1/broadcast'),
       ],
