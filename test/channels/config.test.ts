@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import { buildLiveProviders } from '../../packages/server/src/channels/build-providers.js';
 import { ConfigError, loadConfig } from '../../packages/server/src/config.js';
+import { startGateway } from '../support/gateway.js';
 
 const SID = `AC${'0123456789abcdef'.repeat(2)}`;
 const TWILIO = { TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 'secret-token', TWILIO_FROM: '+15005550006' };
@@ -55,6 +56,8 @@ describe('channel provider settings', () => {
     assert.equal(config.twilioFrom, '+15005550006');
     assert.equal(config.twilioApiUrl, 'http://127.0.0.1:8082');
     assert.equal(loadConfig({ EMAIL_FROM: 'plain@acme.example' }).emailFrom, 'plain@acme.example');
+    // International name and domain: sent encoded and in ASCII form (the local part cannot be).
+    assert.equal(loadConfig({ EMAIL_FROM: 'Hérald Ops <alerts@bücher.example>' }).emailFrom, 'Hérald Ops <alerts@bücher.example>');
     assert.equal(loadConfig({ ...TWILIO, TWILIO_FROM: `MG${'ab'.repeat(16)}` }).twilioFrom, `MG${'ab'.repeat(16)}`);
   });
 
@@ -64,6 +67,7 @@ describe('channel provider settings', () => {
       [{ SMTP_URL: 'not a url' }, 'SMTP_URL'],
       [{ EMAIL_FROM: 'Herald <not-an-address>' }, 'EMAIL_FROM'],
       [{ EMAIL_FROM: 'two words@x.y' }, 'EMAIL_FROM'],
+      [{ EMAIL_FROM: 'Ops <nötify@example.org>' }, 'EMAIL_FROM'],
       [{ TELEGRAM_BOT_TOKEN: 'no-colon-secret' }, 'TELEGRAM_BOT_TOKEN'],
       [{ TELEGRAM_API_URL: 'ftp://api.telegram.org' }, 'TELEGRAM_API_URL'],
       [{ TELEGRAM_RATE_LIMIT: '2.5' }, 'TELEGRAM_RATE_LIMIT'],
@@ -102,5 +106,26 @@ describe('channel provider settings', () => {
     await live.email!.close!();
 
     assert.deepEqual(Object.keys(buildLiveProviders(loadConfig({ TELEGRAM_BOT_TOKEN: '1:x' }), quietLog())), ['telegram']);
+  });
+});
+
+describe('start-up warning about the links of real email', () => {
+  /** The warnings a gateway logs while starting with `env`. */
+  async function startUpWarnings(env: Record<string, string>): Promise<{ msg: string; publicUrl?: string }[]> {
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    const gateway = await startGateway({ env: { SMTP_URL: 'smtp://127.0.0.1:2525', ...env }, logger });
+    await gateway.close();
+    return lines.map((line) => JSON.parse(line)).filter((line) => line.level === 40);
+  }
+  const aboutLinks = (warning: { msg: string }) => /^SMTP_URL is set but HERALD_PUBLIC_URL is not an https:\/\/ address/.test(warning.msg);
+
+  it('warns when a process that sends email has no https:// public URL, and only then', async () => {
+    const plain = (await startUpWarnings({})).filter(aboutLinks);
+    assert.equal(plain.length, 1);
+    assert.match(plain[0].publicUrl!, /^http:\/\/localhost:/);
+    assert.deepEqual((await startUpWarnings({ HERALD_PUBLIC_URL: 'https://herald.example.com' })).filter(aboutLinks), []);
+    // The API role sends no email (a worker does).
+    assert.deepEqual((await startUpWarnings({ HERALD_ROLE: 'api' })).filter(aboutLinks), []);
   });
 });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { SMTPServer } from 'smtp-server';
-import { SmtpProvider } from '../../packages/server/src/channels/email.js';
+import { credentialsNeedTls, SmtpProvider } from '../../packages/server/src/channels/email.js';
 import type { OutboundMessage } from '../../packages/server/src/channels/provider.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 
@@ -87,6 +88,17 @@ describe('SMTP provider', () => {
     }
   });
 
+  it('keeps every line within 998 octets when the subject is one 998-character word', async () => {
+    for (const subject of ['X'.repeat(998), `https://example.com/${'y'.repeat(978)}`, `Claim ${'z'.repeat(990)}`]) {
+      const outcome = await provider.send(email('erin@example.com', { subject }));
+      assert.equal(outcome.kind, 'delivered');
+      const mail = smtp.received.at(-1)!;
+      assert.equal(mail.subject, subject);
+      const longest = Math.max(...mail.raw.split('\r\n').map((line) => Buffer.byteLength(line)));
+      assert.ok(longest <= 998, `a line of ${longest} octets`);
+    }
+  });
+
   it('writes the Message-ID with the From domain in its ASCII form', async () => {
     const idn = new SmtpProvider({ url: smtp.url, from: 'Hérald Ops <alerts@bücher.example>' });
     try {
@@ -129,6 +141,14 @@ describe('SMTP provider', () => {
     assert.equal(outcome.kind, 'retry');
     assert.match(outcome.kind === 'retry' ? outcome.error : '', /^SMTP 451 to RCPT TO: 451 4\.3\.0/);
     assert.equal((await provider.send(email('busy@example.com'))).kind, 'delivered');
+  });
+
+  it('maps 552 to RCPT TO (a full mailbox) to a soft bounce, as RFC 5321 asks', async () => {
+    smtp.script('overquota@example.com', { code: 552, message: '5.2.2 Mailbox full' });
+    const outcome = await provider.send(email('overquota@example.com'));
+    assert.equal(outcome.kind, 'retry');
+    assert.equal(outcome.kind === 'retry' && outcome.softBounce, true);
+    assert.match(outcome.kind === 'retry' ? outcome.error : '', /^SMTP 552 to RCPT TO: 552 5\.2\.2 Mailbox full/);
   });
 
   it('maps a 4xx after DATA to retry', async () => {
@@ -213,6 +233,55 @@ describe('SMTP provider over implicit TLS (smtps://)', () => {
     } finally {
       await provider.close();
       await smtp.close();
+    }
+  });
+});
+
+describe('SMTP credentials and TLS', () => {
+  it('requires TLS for credentials sent to another host over smtp://, unless the URL says otherwise', () => {
+    assert.equal(credentialsNeedTls('smtp://user:pass@mail.example.com:587'), true);
+    assert.equal(credentialsNeedTls('smtp://user@mail.example.com'), true);
+    assert.equal(credentialsNeedTls('smtp://mail.example.com:25'), false, 'no credentials');
+    assert.equal(credentialsNeedTls('smtps://user:pass@mail.example.com'), false, 'TLS from the start');
+    assert.equal(credentialsNeedTls('smtp://user:pass@mail.example.com?requireTLS=false'), false, 'the operator chose');
+    assert.equal(credentialsNeedTls('smtp://user:pass@mail.example.com?ignoreTLS=true'), false, 'the operator chose');
+    for (const local of ['localhost', '127.0.0.1', '127.0.0.53', '[::1]']) assert.equal(credentialsNeedTls(`smtp://u:p@${local}:2525`), false, local);
+  });
+
+  const address = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+  it('does not send credentials to a server that offers no STARTTLS', { skip: address ? false : 'no non-loopback address' }, async () => {
+    const auths: string[] = [];
+    const plain = new SMTPServer({
+      logger: false,
+      disabledCommands: ['STARTTLS'],
+      allowInsecureAuth: true,
+      onAuth(auth, _session, callback) {
+        auths.push(auth.username ?? '');
+        callback(null, { user: auth.username });
+      },
+      onData(stream, _session, callback) {
+        stream.resume();
+        stream.on('end', () => callback());
+      },
+    });
+    plain.on('error', () => {});
+    await new Promise<void>((resolve) => plain.listen(0, '0.0.0.0', () => resolve()));
+    const port = (plain.server.address() as { port: number }).port;
+    const strict = new SmtpProvider({ url: `smtp://herald:secret@${address}:${port}`, from: FROM });
+    const optedOut = new SmtpProvider({ url: `smtp://herald:secret@${address}:${port}?requireTLS=false`, from: FROM });
+    try {
+      const refused = await strict.send(email('alice@example.com'));
+      assert.equal(refused.kind, 'failed');
+      assert.match(refused.kind === 'failed' ? refused.error : '', /SMTP server offers no STARTTLS, and the credentials in SMTP_URL are not sent in clear/);
+      assert.deepEqual(auths, [], 'no AUTH command was sent');
+      assert.equal((await optedOut.send(email('alice@example.com'))).kind, 'delivered');
+      assert.deepEqual(auths, ['herald']);
+    } finally {
+      await strict.close();
+      await optedOut.close();
+      await new Promise<void>((resolve) => plain.close(() => resolve()));
     }
   });
 });

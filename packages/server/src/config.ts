@@ -148,6 +148,9 @@ function emailFrom(env: Env): string {
   if (!raw) return 'Herald <notifications@herald.local>';
   const address = /<([^<>]*)>$/.exec(raw)?.[1] ?? raw;
   if (!EMAIL_ADDRESS.test(address)) throw new ConfigError('EMAIL_FROM', 'must be an email address, optionally as "Name <address>"');
+  // An internationalized domain is sent in its ASCII form; a local part has none, and would need
+  // SMTPUTF8 from every server on the way.
+  if (!/^[\x21-\x7e]+@/.test(address)) throw new ConfigError('EMAIL_FROM', 'must have an ASCII address before the @ (the name and the domain may be international)');
   return raw;
 }
 

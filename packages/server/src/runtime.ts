@@ -190,6 +190,14 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
           : 'HERALD_ROLE=worker on the embedded store: nothing can send to it (no API process can open this data dir); use HERALD_ROLE=all, or DATABASE_URL to split roles',
       );
     }
+    // The email this process sends carries links to this address (unsubscribe, tracking): readers
+    // need them reachable, and RFC 8058's one-click unsubscribe needs HTTPS.
+    if (config.smtpUrl && config.role !== 'api' && !config.publicUrl.startsWith('https://')) {
+      log.warn(
+        { publicUrl: config.publicUrl },
+        'SMTP_URL is set but HERALD_PUBLIC_URL is not an https:// address: the unsubscribe and tracking links of real email point to it, and one-click unsubscribe needs HTTPS',
+      );
+    }
     const effective: Config = { ...config, encryptionKey, adminToken };
 
     db = config.databaseUrl ? await openPostgres({ url: config.databaseUrl }) : await openPglite(inMemory ? undefined : path.join(config.dataDir, 'pgdata'));

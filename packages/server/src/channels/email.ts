@@ -24,13 +24,13 @@ const RECIPIENT_COMMANDS = new Set(['RCPT TO', 'DATA']);
  * | What happened                                        | Outcome   |
  * |------------------------------------------------------|-----------|
  * | message accepted (2xx after DATA)                    | delivered |
- * | 5xx to RCPT TO or DATA (except 503)                  | bounced   |
+ * | 5xx to RCPT TO or DATA (except 503, and 552 to RCPT) | bounced   |
  * | 5xx to MAIL FROM: the server refuses EMAIL_FROM      | failed    |
  * | 5xx to the connection, EHLO/HELO or another command   | failed    |
  * |   of the session: the server refuses this gateway     |           |
  * | authentication refused, or no credentials            | failed    |
- * | 4xx (but 421) to RCPT TO or DATA: a soft bounce      | retry,    |
- * |   (a full mailbox, greylisting)                      | bounced   |
+ * | 4xx (but 421) to RCPT TO or DATA, 552 to RCPT TO:    | retry,    |
+ * |   a soft bounce (a full mailbox, greylisting)        | bounced   |
  * |                                                      | when the  |
  * |                                                      | retries   |
  * |                                                      | run out   |
@@ -52,6 +52,9 @@ export class SmtpProvider implements ChannelProvider {
     this.transport = nodemailer.createTransport({
       pool: true,
       url: options.url,
+      // Credentials never cross the network in clear: STARTTLS is required for them (the URL's own
+      // `requireTLS`, `smtps://` or a server on this machine aside).
+      ...(credentialsNeedTls(options.url) ? { requireTLS: true } : {}),
       maxConnections: this.maxConcurrency,
       // One immediate retry on a fresh connection covers a pooled connection the server closed
       // while idle; anything longer is the delivery worker's backoff to decide.
@@ -93,7 +96,29 @@ export class SmtpProvider implements ChannelProvider {
  * an encoded-word.
  */
 export function subjectHeader(subject: string): string {
-  return subject.includes('=?') ? encodeWord(subject, 'B', 52) : subject;
+  if (subject.includes('=?')) return encodeWord(subject, 'B', 52);
+  // nodemailer folds a header only between words: a word near 998 characters long would make a
+  // line longer than RFC 5322 allows (998 with the fold's space). Encoded-words split it.
+  if (/\S{900}/.test(subject)) return encodeWord(subject, 'Q', 52);
+  return subject;
+}
+
+/**
+ * Whether the URL gives credentials for a plain `smtp://` connection to another host without
+ * saying whether TLS is required: nodemailer would then send them in clear to a server that
+ * offers no STARTTLS.
+ */
+export function credentialsNeedTls(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  if (parsed.protocol !== 'smtp:' || (!parsed.username && !parsed.password)) return false;
+  if (parsed.searchParams.has('requireTLS') || parsed.searchParams.has('ignoreTLS')) return false;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  return !(host === 'localhost' || host === '::1' || /^127\./.test(host));
 }
 
 /** The pool size an SMTP URL asks for (`?maxConnections=`, which nodemailer reads), if any. */
@@ -127,7 +152,16 @@ export function smtpOutcome(error: NodemailerError, to: string): SendOutcome {
   }
   const status = error.responseCode;
   if (status && reply) {
-    if (status >= 500 && status !== 503) {
+    // 552 to RCPT TO is a full mailbox, which RFC 5321 (4.5.3.1.10) asks to treat as 452.
+    const fullMailbox = status === 552 && error.command === 'RCPT TO';
+    if (status >= 500 && status !== 503 && !fullMailbox) {
+      if (error.command === 'STARTTLS') {
+        return {
+          kind: 'failed',
+          error: `SMTP server offers no STARTTLS, and the credentials in SMTP_URL are not sent in clear: use smtps://, or add ?requireTLS=false to send them unencrypted: ${reply}`,
+          providerResponse: reply,
+        };
+      }
       if (error.command === 'MAIL FROM') return { kind: 'failed', error: `SMTP server refused the sender (EMAIL_FROM): ${reply}`, providerResponse: reply };
       if (error.command && RECIPIENT_COMMANDS.has(error.command)) return { kind: 'bounced', error: `SMTP ${status} to ${error.command}: ${reply}`, providerResponse: reply };
       // A refusal of the session (a blocklisted address, a rejected HELO) is the gateway's, not the recipient's.
@@ -135,7 +169,7 @@ export function smtpOutcome(error: NodemailerError, to: string): SendOutcome {
     }
     const outcome: SendOutcome = { kind: 'retry', error: `SMTP ${status} to ${error.command ?? 'the message'}: ${reply}`, providerResponse: reply };
     // 421 is the server closing the session, about itself; other 4xx here defer this recipient or message.
-    if (status >= 400 && status < 500 && status !== 421 && error.command && RECIPIENT_COMMANDS.has(error.command)) outcome.softBounce = true;
+    if (fullMailbox || (status >= 400 && status < 500 && status !== 421 && error.command && RECIPIENT_COMMANDS.has(error.command))) outcome.softBounce = true;
     return outcome;
   }
   const detail = redactContact(error.message, 'email', to);
