@@ -123,6 +123,56 @@ describe('worker crash safety', () => {
     }
   });
 
+  it('a worker paused past its leases starts none of its batch when it resumes: only its sends then at the provider repeat (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, async () => {
+    const schema = await freshSchema();
+    const smtp = await startSmtpServer();
+    const CONCURRENCY = 3;
+    const EMAILS = 18;
+    try {
+      const env = {
+        DATABASE_URL: schema.url,
+        HERALD_ENCRYPTION_KEY: ENCRYPTION_KEY,
+        HERALD_ADMIN_TOKEN: ADMIN_TOKEN,
+        HERALD_DELIVERY_LEASE_MS: '2000',
+        HERALD_WORKER_LOOPS: '1',
+        HERALD_WORKER_POLL_MS: '50',
+        HERALD_WORKER_CONCURRENCY: String(CONCURRENCY),
+        SMTP_URL: smtp.url,
+        EMAIL_FROM: 'Herald <notify@herald.test>',
+      };
+      const api = spawnServer({ ...env, HERALD_ROLE: 'api' });
+      const url = await api.listening();
+      const protocol = await createProtocol(url, { tier: 3, overageEnabled: true });
+      const wallet = await registeredWallet(url, { email: 'slow@example.com' });
+      // Each message takes the SMTP server a second: the batch is claimed whole, sent three at a time.
+      smtp.script('slow@example.com', { delayMs: 1000 }, 1000);
+      const notifications = Array.from({ length: EMAILS }, (_, i) => ({ wallet, subject: `paused ${i}`, body: 'b', category: 'system', preferredChannel: 'email' }));
+      assert.equal((await call(url, protocol.apiKey, 'POST', '/v1/notify/bulk', { notifications })).status, 202);
+
+      const first = spawnServer({ ...env, HERALD_ROLE: 'worker' });
+      const delivered = async () => (await call(url, protocol.apiKey, 'GET', '/v1/notifications?status=delivered&limit=1')).body.total as number;
+      const sending = async () => (await call(url, protocol.apiKey, 'GET', '/v1/notifications?status=sending&limit=1')).body.total as number;
+      await waitFor(async () => (await sending()) === EMAILS, 30_000);
+      // Frozen (as a paused container or VM is) with its whole batch claimed and three sends under way.
+      first.child.kill('SIGSTOP');
+      const second = spawnServer({ ...env, HERALD_ROLE: 'worker' });
+      await waitFor(async () => (await delivered()) === EMAILS, 60_000);
+      first.child.kill('SIGCONT');
+      // Long enough for the resumed worker to have sent its batch, three a second, had it tried.
+      await sleep(3000);
+      assert.match(first.stdout(), /leases of a batch could have run out/);
+
+      const mails = mailsPerNotification(smtp.received);
+      const extra = [...mails.values()].reduce((sum, n) => sum + n - 1, 0);
+      assert.equal(mails.size, EMAILS);
+      assert.ok(extra <= CONCURRENCY, `${extra} emails repeated: only the ${CONCURRENCY} at the server when the worker froze may`);
+      await Promise.all([first.stop(), second.stop(), api.stop()]);
+    } finally {
+      await smtp.close();
+      await schema.drop();
+    }
+  });
+
   it('loses nothing when the embedded gateway is killed with SIGKILL and restarted (PGlite)', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'herald-crash-'));
     try {

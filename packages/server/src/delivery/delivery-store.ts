@@ -178,18 +178,20 @@ async function forgetUnreachableContacts(db: Queryable, contacts: UnreachableCon
  * `lockedUntil`. A claim that was settled, given back or taken by another worker is left alone.
  * Rows locked by a transaction settling or giving them back are skipped rather than waited for:
  * that transaction and this statement would lock the batch's rows in different orders, and
- * those rows need no lease once it commits.
+ * those rows need no lease once it commits. Answers the ids renewed.
  */
-export async function renewLeases(db: Queryable, claims: ClaimToken[], lockedUntil: Date): Promise<void> {
-  if (claims.length === 0) return;
-  await db.query(
+export async function renewLeases(db: Queryable, claims: ClaimToken[], lockedUntil: Date): Promise<Set<string>> {
+  if (claims.length === 0) return new Set();
+  const rows = await db.query<{ id: string }>(
     `UPDATE notifications SET locked_until = $4
      WHERE id IN (
        SELECT n.id FROM notifications n JOIN unnest($1::text[], $2::int[], $3::text[]) AS c(id, token, fallback) ON ${HOLDS_CLAIM}
        FOR UPDATE OF n SKIP LOCKED
-     )`,
+     )
+     RETURNING id`,
     [...claimParams(claims), lockedUntil],
   );
+  return new Set(rows.map((row) => row.id));
 }
 
 /** Gives unstarted claims back (graceful shutdown): they become due again at once. */

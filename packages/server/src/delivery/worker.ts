@@ -219,15 +219,26 @@ export function createDeliveryWorker(
    * never lets another worker take a notification that is still being sent; a worker that dies
    * stops renewing, and its claims come due once the last lease runs out.
    */
-  function holdLeases(claims: DueNotification[], leasedAt: Date): { release(): Promise<void> } {
-    if (claims.length === 0) return { release: async () => {} };
+  function holdLeases(claims: DueNotification[], leasedAt: Date): { held(n: DueNotification): boolean; release(): Promise<void> } {
+    if (claims.length === 0) return { held: () => true, release: async () => {} };
     let timer: NodeJS.Timeout | undefined;
     let renewing: Promise<void> = Promise.resolve();
     let released = false;
     const every = options.leaseMs / 3;
+    // When the leases run out, on this process's monotonic clock (a paused process's timers fire
+    // late, but this clock keeps counting): from the claim, then from each renewal that committed.
+    let heldUntil = performance.now() + leasedAt.getTime() + options.leaseMs - deps.now().getTime();
+    /** Claims a renewal found no longer this worker's (settled, or taken by another worker). */
+    const lost = new Set<string>();
     const schedule = (delay = every) => {
       timer = setTimeout(() => {
-        renewing = renewLeases(deps.db, claims, new Date(deps.now().getTime() + options.leaseMs))
+        const asked = performance.now();
+        const pending = claims.filter((n) => !lost.has(n.id));
+        renewing = renewLeases(deps.db, pending, new Date(deps.now().getTime() + options.leaseMs))
+          .then((renewed) => {
+            for (const n of pending) if (!renewed.has(n.id)) lost.add(n.id);
+            heldUntil = asked + options.leaseMs;
+          })
           .catch((error: unknown) => deps.log.warn({ err: error, claims: claims.length }, 'delivery: could not renew leases'))
           .finally(() => {
             if (!released) schedule();
@@ -238,6 +249,14 @@ export function createDeliveryWorker(
     // The lease runs from the claim, not from now: the claim's transaction may have taken a while.
     schedule(Math.max(0, leasedAt.getTime() + every - deps.now().getTime()));
     return {
+      /**
+       * Whether a send may start: more than a third of the lease is left. Renewed every third, a
+       * lease has two thirds left or more, unless the renewals failed or the process was paused
+       * (SIGSTOP, a frozen VM or container) past them, and another worker may then have taken
+       * the rows: only the sends already at a provider may then repeat, not the rest of the batch.
+       * A claim the last renewal did not find is another worker's (or settled) whatever the time.
+       */
+      held: (n) => heldUntil - performance.now() > every && !lost.has(n.id),
       async release() {
         released = true;
         clearTimeout(timer);
@@ -338,6 +357,9 @@ export function createDeliveryWorker(
       onSettled?: (settlement: Settlement) => void;
       onUnstarted?: (n: DueNotification) => void;
       onDone?: (n: DueNotification) => void;
+      /** Whether the row's claim is still this worker's to send: when not, the row is left alone. */
+      mayStart?: (n: DueNotification) => boolean;
+      onLapsed?: (n: DueNotification) => void;
     } = {},
   ): Promise<Settlement[]> {
     // One after another: `db` may be the claim's transaction, one connection that runs one query at a time.
@@ -350,6 +372,10 @@ export function createDeliveryWorker(
       try {
         if (stopping && hooks.onUnstarted) {
           hooks.onUnstarted(n);
+          return;
+        }
+        if (hooks.mayStart && !hooks.mayStart(n)) {
+          hooks.onLapsed?.(n);
           return;
         }
         // send() answers a settlement for every row, whatever fails.
@@ -382,13 +408,28 @@ export function createDeliveryWorker(
     const lease = holdLeases(live, leasedAt);
     const writer = outcomeWriter();
     const giver = claimGiver();
+    // Rows not started once the leases may have lapsed: left as they are, neither sent nor given
+    // back (another worker may hold them now; if not, they come due when the lease runs out).
+    let lapsed = 0;
     try {
-      await sendAll(deps.db, live, [], channels, { onSettled: writer.add, onUnstarted: giver.add, onDone: letGo });
+      await sendAll(deps.db, live, [], channels, {
+        onSettled: writer.add,
+        onUnstarted: giver.add,
+        onDone: letGo,
+        mayStart: lease.held,
+        onLapsed: () => lapsed++,
+      });
     } catch (error) {
       // Due again at once rather than when the lease runs out (a release that fails leaves that).
       for (const n of holding.values()) giver.add(n);
       throw error;
     } finally {
+      if (lapsed) {
+        deps.log.warn(
+          { notifications: lapsed, leaseMs: options.leaseMs },
+          'delivery: leases of a batch could have run out (renewals failed, or the process was paused); its unsent notifications are left to be claimed again',
+        );
+      }
       const closed = await Promise.allSettled([writer.close(), giver.close()]);
       for (const n of [...holding.values()]) letGo(n);
       await lease.release();
