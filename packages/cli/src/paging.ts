@@ -13,7 +13,7 @@ export function withPaging(command: Command, what: string, defaultLimit: number)
   return command
     .option('--page <n>', 'page, from 1', integerIn(1, 1_000_000))
     .option('--limit <n>', `${what} per page, 1-100 (default ${defaultLimit}; 100 with --all)`, integerIn(1, 100))
-    .option('--all', `every page: all the ${what} there were when the first page was read`);
+    .option('--all', `every page, each item once (what arrives meanwhile is left out), printed once all are read`);
 }
 
 /** `--all`: every item the SDK's listAll iterator yields (a page of `--limit` at a time). */

@@ -2,24 +2,34 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { eachItem, type Page } from './paginate.js';
 
-/** A newest-first list held in memory, served a page at a time as the API serves it. */
+/**
+ * A newest-first list held in memory, served a page at a time as the API serves it. `between`
+ * runs inside each fetch, after the total is counted and before the page is read, as a write
+ * landing between the two statements of a list query would.
+ */
 function newestFirst(count: number) {
   let next = count;
   const list = Array.from({ length: count }, (_, i) => count - 1 - i);
   const fetches: number[] = [];
-  return {
+  const source = {
     list,
     fetches,
+    between: () => {},
     /** Items that arrive at the head, as new notifications do. */
     arrive(n: number) {
       for (let i = 0; i < n; i++) list.unshift(next++);
     },
     fetch: async (page: number, limit: number): Promise<Page<number>> => {
       fetches.push(page);
-      return { items: list.slice((page - 1) * limit, page * limit), total: list.length };
+      const total = list.length;
+      source.between();
+      return { items: list.slice((page - 1) * limit, page * limit), total };
     },
   };
+  return source;
 }
+
+const key = (item: number) => String(item);
 
 async function collect<T>(items: AsyncIterable<T>, each: (item: T, index: number) => void = () => {}): Promise<T[]> {
   const out: T[] = [];
@@ -30,28 +40,64 @@ async function collect<T>(items: AsyncIterable<T>, each: (item: T, index: number
   return out;
 }
 
+const unique = (items: number[]) => new Set(items).size === items.length;
+
 describe('eachItem', () => {
   it('reads every page once, in order, and stops at the last', async () => {
     for (const count of [0, 1, 7, 10, 25]) {
       const source = newestFirst(count);
       const expected = [...source.list];
-      assert.deepEqual(await collect(eachItem(source.fetch, 5)), expected, `${count} items`);
+      assert.deepEqual(await collect(eachItem(source.fetch, key, 5)), expected, `${count} items`);
       assert.deepEqual(source.fetches, Array.from({ length: Math.max(1, Math.ceil(count / 5)) }, (_, i) => i + 1), `${count} items`);
     }
   });
 
-  it('skips what arrives at the head while it reads: nothing twice, nothing missed', async () => {
-    const source = newestFirst(23);
+  it('yields what was there, each once, while items arrive at the head between pages', async () => {
+    for (const [limit, perItem] of [[4, 1], [4, 3], [1, 0], [100, 2]] as const) {
+      const source = newestFirst(230);
+      const expected = [...source.list];
+      const read = await collect(eachItem(source.fetch, key, limit), (_, i) => {
+        if (perItem && i % limit === 0) source.arrive(perItem);
+      });
+      assert.deepEqual(read, expected, `limit ${limit}, ${perItem} arrivals a page`);
+    }
+  });
+
+  it('yields no item twice when an item arrives between the count and the page of one fetch', async () => {
+    const source = newestFirst(40);
     const expected = [...source.list];
-    // Three new items after each item read: more than a page arrives between two fetches.
-    const read = await collect(eachItem(source.fetch, 4), () => source.arrive(3));
-    assert.deepEqual(read, expected);
+    source.between = () => source.arrive(1);
+    const read = await collect(eachItem(source.fetch, key, 10));
+    assert.ok(unique(read));
+    // The first page was read after its arrival: that item is among them, before the rest.
+    assert.deepEqual(read, [40, ...expected]);
+  });
+
+  it('yields no item twice when one item leaves the tail as another arrives at the head', async () => {
+    const source = newestFirst(10);
+    const read = await collect(eachItem(source.fetch, key, 5), (_, i) => {
+      if (i === 0) {
+        source.arrive(1);
+        source.list.pop();
+      }
+    });
+    assert.ok(unique(read));
+    assert.deepEqual(read, [9, 8, 7, 6, 5, 4, 3, 2, 1]);
+  });
+
+  it('ends when the list shrinks under it, yielding no item twice', async () => {
+    const source = newestFirst(12);
+    const read = await collect(eachItem(source.fetch, key, 5), (_, i) => {
+      if (i === 6) source.list.splice(0, 3);
+    });
+    assert.ok(unique(read));
+    assert.deepEqual(read.slice(0, 7), [11, 10, 9, 8, 7, 6, 5]);
   });
 
   it('fetches no page it does not need when the reader stops early', async () => {
     const source = newestFirst(50);
     const read: number[] = [];
-    for await (const item of eachItem(source.fetch, 10)) {
+    for await (const item of eachItem(source.fetch, key, 10)) {
       read.push(item);
       if (read.length === 12) break;
     }
@@ -59,19 +105,13 @@ describe('eachItem', () => {
     assert.deepEqual(source.fetches, [1, 2]);
   });
 
-  it('ends when the list shrinks under it (an item left the filter), yielding no item twice', async () => {
-    const source = newestFirst(12);
-    const read = await collect(eachItem(source.fetch, 5), (_, i) => {
-      if (i === 6) source.list.splice(0, 3);
-    });
-    assert.equal(new Set(read).size, read.length);
-    assert.deepEqual(read.slice(0, 7), [11, 10, 9, 8, 7, 6, 5]);
-  });
-
-  it('passes a fetch failure to the reader', async () => {
+  it('refuses a limit the API would refuse, and passes a fetch failure to the reader', async () => {
+    for (const limit of [0, 101, 2.5, Number.NaN]) {
+      await assert.rejects(collect(eachItem(newestFirst(3).fetch, key, limit)), RangeError, String(limit));
+    }
     const failing = eachItem<number>(async () => {
       throw new Error('gateway unreachable');
-    });
+    }, key);
     await assert.rejects(collect(failing), /gateway unreachable/);
   });
 });

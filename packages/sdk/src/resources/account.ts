@@ -1,4 +1,3 @@
-import { eachItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 
 /** Tier number: 0 Developer, 1 Growth, 2 Scale, 3 Enterprise. */
@@ -81,14 +80,5 @@ export class Account {
   listRequests(params: ListRequestsParams = {}, options?: RequestOptions): Promise<RequestLogPage> {
     const { page, limit, statusCode, endpoint } = params;
     return this.core.request({ method: 'GET', path: '/v1/requests', query: { page, limit, statusCode, endpoint } }, options);
-  }
-
-  /**
-   * Every logged request the filters match, newest first, a page (`limit`, default 100) fetched at
-   * a time as the loop reads; requests made while it runs (its own included) are left out.
-   * @example for await (const entry of herald.account.listAllRequests({ statusCode: 429 })) console.log(entry.timestamp);
-   */
-  listAllRequests(params: Omit<ListRequestsParams, 'page'> = {}, options?: RequestOptions): AsyncGenerator<RequestLogEntry, void, undefined> {
-    return eachItem((page, limit) => this.listRequests({ ...params, page, limit }, options), params.limit);
   }
 }

@@ -80,7 +80,7 @@ export class AdminProtocols {
     return eachItem(async (page, limit) => {
       const { data, total } = await this.list({ page, limit }, options);
       return { items: data, total };
-    }, params.limit);
+    }, (protocol) => protocol.id, params.limit);
   }
 
   /**

@@ -41,6 +41,6 @@ export class AdminSandbox {
     return eachItem(async (page, limit) => {
       const { data, total } = await this.messages({ ...params, page, limit }, options);
       return { items: data, total };
-    }, params.limit);
+    }, (message) => message.id, params.limit);
   }
 }

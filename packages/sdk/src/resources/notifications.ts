@@ -209,15 +209,16 @@ export class Notifications {
   }
 
   /**
-   * Every notification the filters match, newest first, a page (`limit`, default 100) fetched at a
-   * time as the loop reads; those sent while it runs are left out (see docs/sdk.md, "Listing everything").
+   * Every notification the filters match, newest first, each once, a page (`limit`, default 100)
+   * fetched at a time as the loop reads; those sent while it runs are left out (see docs/sdk.md,
+   * "Listing everything").
    * @example for await (const n of herald.notifications.listAll({ status: 'failed' })) console.log(n.notification_id);
    */
   listAll(params: Omit<ListNotificationsParams, 'page'> = {}, options?: RequestOptions): AsyncGenerator<NotificationListItem, void, undefined> {
     return eachItem(async (page, limit) => {
       const { data, total } = await this.list({ ...params, page, limit }, options);
       return { items: data, total };
-    }, params.limit);
+    }, (n) => n.notification_id, params.limit);
   }
 
   /**

@@ -117,7 +117,7 @@ export class Schedules {
    * @example for await (const schedule of herald.schedules.listAll()) if (schedule.status === 'PENDING') console.log(schedule.id);
    */
   listAll(params: { limit?: number } = {}, options?: RequestOptions): AsyncGenerator<ScheduleListItem, void, undefined> {
-    return eachItem((page, limit) => this.list({ page, limit }, options), params.limit);
+    return eachItem((page, limit) => this.list({ page, limit }, options), (schedule) => schedule.id, params.limit);
   }
 
   /**

@@ -180,7 +180,7 @@ export class Webhooks {
     return eachItem(async (page, limit) => {
       const { data, total } = await this.deliveries(id, { page, limit }, options);
       return { items: data, total };
-    }, params.limit);
+    }, (delivery) => delivery.id, params.limit);
   }
 
   /**
