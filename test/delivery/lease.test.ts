@@ -110,17 +110,49 @@ describe('delivery leases', () => {
       await other.query('SELECT id FROM notifications WHERE id = $1 FOR UPDATE', [ids[0]]);
       const renewedUntil = new Date(claimedUntil.getTime() + 60_000);
       const outcome = await Promise.race([
-        renewLeases(db, ids.map((id) => ({ id, attempts: 1 })), renewedUntil).then(() => 'renewed'),
+        renewLeases(db, ids.map((id) => ({ id, attempts: 1 })), renewedUntil),
         new Promise((resolve) => setTimeout(() => resolve('waited'), 3000)),
       ]);
-      assert.equal(outcome, 'renewed', 'the renewal waited for a row lock');
+      assert.notEqual(outcome, 'waited', 'the renewal waited for a row lock');
+      assert.deepEqual([...(outcome as Set<string>)], [], 'a row only locked for a moment is still held');
       assert.equal((await leaseOf(ids[0]))!.locked_until.getTime(), claimedUntil.getTime());
       assert.equal((await leaseOf(ids[1]))!.locked_until.getTime(), renewedUntil.getTime());
       await other.query('ROLLBACK');
+      // Settled (or taken over): no longer held, and said so.
+      await db.query(`UPDATE notifications SET status = 'delivered', locked_until = NULL WHERE id = $1`, [ids[1]]);
+      assert.deepEqual([...(await renewLeases(db, ids.map((id) => ({ id, attempts: 1 })), renewedUntil))], [ids[1]]);
     } finally {
       await other.end();
       await db.query(`UPDATE notifications SET status = 'delivered', locked_until = NULL WHERE id = ANY($1::text[])`, [ids]);
     }
+  });
+
+  it('keeps renewing a claim whose row was locked for a moment, and sends once (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, async () => {
+    const chatId = '700201';
+    const wallet = await registeredWallet(gw.url, { telegramChatId: chatId });
+    telegram.script({ kind: 'delay', ms: 4 * LEASE_MS }, { chatId });
+    const sent = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet, subject: 'Locked a moment', body: 'One message only', category: 'system' });
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    const id = sent.body.notificationId as string;
+    await waitFor(async () => (telegram.received.some((r) => r.body.chat_id === chatId) ? true : undefined), 5000);
+    // A key-share lock, as an insert referring to the row takes, across a renewal or two.
+    const other = new pg.Client({ connectionString: gw.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT id FROM notifications WHERE id = $1 FOR KEY SHARE', [id]);
+      await new Promise((resolve) => setTimeout(resolve, 0.75 * LEASE_MS));
+      await other.query('COMMIT');
+    } finally {
+      await other.end();
+    }
+    const record = await waitFor(async () => {
+      const res = await call(gw.url, acme.apiKey, 'GET', `/v1/notifications/${id}`);
+      return res.body.status === 'delivered' ? res.body : undefined;
+    }, 15_000);
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS));
+    assert.equal(telegram.received.filter((r) => r.body.chat_id === chatId).length, 1, 'the message went out more than once');
+    assert.equal(record.attempts.length, 1);
   });
 
   const leaseOf = async (id: string) =>

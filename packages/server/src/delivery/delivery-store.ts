@@ -178,17 +178,25 @@ async function forgetUnreachableContacts(db: Queryable, contacts: UnreachableCon
  * `lockedUntil`. A claim that was settled, given back or taken by another worker is left alone.
  * Rows locked by a transaction settling or giving them back are skipped rather than waited for:
  * that transaction and this statement would lock the batch's rows in different orders, and
- * those rows need no lease once it commits. Answers the ids renewed.
+ * those rows need no lease once it commits (a row skipped so is renewed by the next call).
+ * Answers the ids of the claims this worker no longer holds at all (settled, given back or taken
+ * over): read without locking, so a row that is only locked for a moment is never among them.
  */
 export async function renewLeases(db: Queryable, claims: ClaimToken[], lockedUntil: Date): Promise<Set<string>> {
   if (claims.length === 0) return new Set();
   const rows = await db.query<{ id: string }>(
-    `UPDATE notifications SET locked_until = $4
-     WHERE id IN (
-       SELECT n.id FROM notifications n JOIN unnest($1::text[], $2::int[], $3::text[]) AS c(id, token, fallback) ON ${HOLDS_CLAIM}
-       FOR UPDATE OF n SKIP LOCKED
+    // The UPDATE runs whether or not the query reads it; the SELECT reads the rows as they were
+    // before it, which it does not change (only the lease).
+    `WITH renewed AS (
+       UPDATE notifications SET locked_until = $4
+       WHERE id IN (
+         SELECT n.id FROM notifications n JOIN unnest($1::text[], $2::int[], $3::text[]) AS c(id, token, fallback) ON ${HOLDS_CLAIM}
+         FOR UPDATE OF n SKIP LOCKED
+       )
+       RETURNING id
      )
-     RETURNING id`,
+     SELECT c.id FROM unnest($1::text[], $2::int[], $3::text[]) AS c(id, token, fallback)
+     WHERE NOT EXISTS (SELECT 1 FROM notifications n WHERE ${HOLDS_CLAIM})`,
     [...claimParams(claims), lockedUntil],
   );
   return new Set(rows.map((row) => row.id));

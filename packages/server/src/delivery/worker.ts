@@ -219,24 +219,25 @@ export function createDeliveryWorker(
    * never lets another worker take a notification that is still being sent; a worker that dies
    * stops renewing, and its claims come due once the last lease runs out.
    */
-  function holdLeases(claims: DueNotification[], leasedAt: Date): { held(n: DueNotification): boolean; release(): Promise<void> } {
+  function holdLeases(claims: DueNotification[], leasedAt: Date, leasedAtMs: number): { held(n: DueNotification): boolean; release(): Promise<void> } {
     if (claims.length === 0) return { held: () => true, release: async () => {} };
     let timer: NodeJS.Timeout | undefined;
     let renewing: Promise<void> = Promise.resolve();
     let released = false;
     const every = options.leaseMs / 3;
     // When the leases run out, on this process's monotonic clock (a paused process's timers fire
-    // late, but this clock keeps counting): from the claim, then from each renewal that committed.
-    let heldUntil = performance.now() + leasedAt.getTime() + options.leaseMs - deps.now().getTime();
-    /** Claims a renewal found no longer this worker's (settled, or taken by another worker). */
+    // late, but this clock keeps counting): from the claim (`leasedAtMs`, read with `leasedAt`),
+    // then from each renewal that committed.
+    let heldUntil = leasedAtMs + options.leaseMs;
+    /** Claims a renewal found no longer this worker's at all (settled, given back or taken over). */
     const lost = new Set<string>();
     const schedule = (delay = every) => {
       timer = setTimeout(() => {
         const asked = performance.now();
         const pending = claims.filter((n) => !lost.has(n.id));
         renewing = renewLeases(deps.db, pending, new Date(deps.now().getTime() + options.leaseMs))
-          .then((renewed) => {
-            for (const n of pending) if (!renewed.has(n.id)) lost.add(n.id);
+          .then((gone) => {
+            for (const id of gone) lost.add(id);
             heldUntil = asked + options.leaseMs;
           })
           .catch((error: unknown) => deps.log.warn({ err: error, claims: claims.length }, 'delivery: could not renew leases'))
@@ -399,17 +400,17 @@ export function createDeliveryWorker(
    * left unstarted. Each row holds its place in its channel (taken by the claim) until its work
    * is over. When the batch's own reads fail, before any row is sent, its rows are given back.
    */
-  async function deliver(live: DueNotification[], leasedAt: Date): Promise<void> {
+  async function deliver(live: DueNotification[], leasedAt: Date, leasedAtMs: number): Promise<void> {
     // By id: the rows reach their lanes as copies (with their template).
     const holding = new Map(live.map((n) => [n.id, n]));
     const letGo = (n: DueNotification) => {
       if (holding.delete(n.id)) channels.release(sentOn(n));
     };
-    const lease = holdLeases(live, leasedAt);
+    const lease = holdLeases(live, leasedAt, leasedAtMs);
     const writer = outcomeWriter();
     const giver = claimGiver();
-    // Rows not started once the leases may have lapsed: left as they are, neither sent nor given
-    // back (another worker may hold them now; if not, they come due when the lease runs out).
+    // Rows not started once the leases may have lapsed: given back unsent (due again at once, no
+    // attempt counted), which changes nothing of a row another worker holds now (fenced).
     let lapsed = 0;
     try {
       await sendAll(deps.db, live, [], channels, {
@@ -417,7 +418,10 @@ export function createDeliveryWorker(
         onUnstarted: giver.add,
         onDone: letGo,
         mayStart: lease.held,
-        onLapsed: () => lapsed++,
+        onLapsed: (n) => {
+          lapsed++;
+          giver.add(n);
+        },
       });
     } catch (error) {
       // Due again at once rather than when the lease runs out (a release that fails leaves that).
@@ -427,7 +431,7 @@ export function createDeliveryWorker(
       if (lapsed) {
         deps.log.warn(
           { notifications: lapsed, leaseMs: options.leaseMs },
-          'delivery: leases of a batch could have run out (renewals failed, or the process was paused); its unsent notifications are left to be claimed again',
+          'delivery: leases of a batch could have run out (renewals failed, or the process was paused); its unsent notifications are given back unsent',
         );
       }
       const closed = await Promise.allSettled([writer.close(), giver.close()]);
@@ -439,8 +443,8 @@ export function createDeliveryWorker(
   }
 
   /** Runs a batch's delivery beside the loop's next passes. */
-  function deliverInBackground(live: DueNotification[], leasedAt: Date): void {
-    const running: Promise<void> = deliver(live, leasedAt)
+  function deliverInBackground(live: DueNotification[], leasedAt: Date, leasedAtMs: number): void {
+    const running: Promise<void> = deliver(live, leasedAt, leasedAtMs)
       .catch((error: unknown) => {
         failure ??= { error };
       })
@@ -463,6 +467,8 @@ export function createDeliveryWorker(
     }
     if (stopping) return 0;
     const now = deps.now();
+    // The same moment on the monotonic clock, from which this claim's leases are counted.
+    const nowMs = performance.now();
     // While a channel is full its rows are read and left due, so the claim reads further for the
     // others' rows; FIFO beyond that window, as always.
     const window = channels.anyFull() ? options.batchSize * LOOKAHEAD : options.batchSize;
@@ -498,7 +504,7 @@ export function createDeliveryWorker(
     if (taken === 0) return 0;
     if (taken === options.batchSize) statistics.busy();
     announce(capturedSettled);
-    if (placed.length) deliverInBackground(placed, now);
+    if (placed.length) deliverInBackground(placed, now, nowMs);
     return taken;
   }
 
