@@ -43,12 +43,12 @@ async function collect<T>(items: AsyncIterable<T>, each: (item: T, index: number
 const unique = (items: number[]) => new Set(items).size === items.length;
 
 describe('eachItem', () => {
-  it('reads every page once, in order, and stops at the last', async () => {
+  it('reads every page once, in order, and stops at the first short one', async () => {
     for (const count of [0, 1, 7, 10, 25]) {
       const source = newestFirst(count);
       const expected = [...source.list];
       assert.deepEqual(await collect(eachItem(source.fetch, key, 5)), expected, `${count} items`);
-      assert.deepEqual(source.fetches, Array.from({ length: Math.max(1, Math.ceil(count / 5)) }, (_, i) => i + 1), `${count} items`);
+      assert.deepEqual(source.fetches, Array.from({ length: Math.floor(count / 5) + 1 }, (_, i) => i + 1), `${count} items`);
     }
   });
 
@@ -113,5 +113,45 @@ describe('eachItem', () => {
       throw new Error('gateway unreachable');
     }, key);
     await assert.rejects(collect(failing), /gateway unreachable/);
+  });
+});
+
+describe('eachItem when the list grows fast', () => {
+  it('skips the pages a burst of arrivals fills, yielding what was there once each', async () => {
+    const source = newestFirst(1000);
+    const expected = [...source.list];
+    const read = await collect(eachItem(source.fetch, key, 100), (_, i) => {
+      if (i === 600) source.arrive(500);
+    });
+    assert.deepEqual(read, expected);
+    assert.ok(source.fetches.length <= 13, `${source.fetches.length} pages read`);
+  });
+
+  it('keeps up with fewer arrivals than a page between two reads, wherever they land', async () => {
+    for (const [between, after] of [[5, 0], [0, 9], [3, 4]]) {
+      const source = newestFirst(100);
+      const expected = [...source.list];
+      source.between = () => source.arrive(between);
+      let fetches = 0;
+      const fetch = async (page: number, limit: number) => {
+        const answer = await source.fetch(page, limit);
+        if (++fetches > 1) source.arrive(after);
+        return answer;
+      };
+      const read = await collect(eachItem(fetch, key, 10));
+      assert.ok(unique(read), `${between} and ${after} arrivals`);
+      assert.deepEqual(
+        read.filter((item) => item < 100),
+        expected,
+        `${between} and ${after} arrivals`,
+      );
+    }
+  });
+
+  it('throws, rather than read forever, when a page or more arrives between each two reads', async () => {
+    const source = newestFirst(100);
+    source.between = () => source.arrive(15);
+    await assert.rejects(collect(eachItem(source.fetch, key, 10)), /grew by 10 items or more between each of 3 page reads/);
+    assert.ok(source.fetches.length < 10, `${source.fetches.length} pages read before giving up`);
   });
 });

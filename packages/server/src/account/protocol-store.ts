@@ -45,8 +45,10 @@ export async function findProtocol(db: Queryable, id: string): Promise<ProtocolR
 }
 
 export async function listProtocols(db: Queryable, limit: number, offset: number): Promise<{ rows: ProtocolRow[]; total: number }> {
-  const rows = await db.query<ProtocolRow>('SELECT * FROM protocols ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2', [limit, offset]);
+  // Counted before the page is read, as every list is: a row added in between then shows on the
+  // page without being counted, never the other way (the SDK's listAll counts on that).
   const [{ total }] = await db.query<{ total: number }>('SELECT count(*)::int AS total FROM protocols');
+  const rows = await db.query<ProtocolRow>('SELECT * FROM protocols ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2', [limit, offset]);
   return { rows, total };
 }
 

@@ -32,12 +32,13 @@ const DELIVERY_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.status, d.attempts,
 
 /** One page of an endpoint's deliveries, newest first, and how many there are in all. */
 export async function listDeliveries(db: Queryable, endpointId: string, limit: number, offset: number): Promise<{ rows: DeliveryRow[]; total: number }> {
+  // Counted before the page is read, as every list is (see listProtocols).
+  const [{ total }] = await db.query<{ total: number }>('SELECT count(*)::int AS total FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId]);
   const rows = await db.query<DeliveryRow>(
     `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
      WHERE d.endpoint_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2 OFFSET $3`,
     [endpointId, limit, offset],
   );
-  const [{ total }] = await db.query<{ total: number }>('SELECT count(*)::int AS total FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId]);
   return { rows, total };
 }
 
