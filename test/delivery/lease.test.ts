@@ -127,21 +127,22 @@ describe('delivery leases', () => {
     }
   });
 
-  it('keeps renewing a claim whose row was locked for a moment, and sends once (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, async () => {
+  it('keeps renewing a claim while an insert referring to its row holds a key-share lock, and sends once (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, async () => {
     const chatId = '700201';
     const wallet = await registeredWallet(gw.url, { telegramChatId: chatId });
-    telegram.script({ kind: 'delay', ms: 4 * LEASE_MS }, { chatId });
-    const sent = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet, subject: 'Locked a moment', body: 'One message only', category: 'system' });
+    telegram.script({ kind: 'delay', ms: 5 * LEASE_MS }, { chatId });
+    const sent = await call(gw.url, acme.apiKey, 'POST', '/v1/notify', { wallet, subject: 'Locked a while', body: 'One message only', category: 'system' });
     assert.equal(sent.status, 202, JSON.stringify(sent.body));
     const id = sent.body.notificationId as string;
     await waitFor(async () => (telegram.received.some((r) => r.body.chat_id === chatId) ? true : undefined), 5000);
-    // A key-share lock, as an insert referring to the row takes, across a renewal or two.
+    // A key-share lock, as an insert referring to the row takes, held longer than the lease.
     const other = new pg.Client({ connectionString: gw.databaseUrl });
     await other.connect();
     try {
       await other.query('BEGIN');
       await other.query('SELECT id FROM notifications WHERE id = $1 FOR KEY SHARE', [id]);
-      await new Promise((resolve) => setTimeout(resolve, 0.75 * LEASE_MS));
+      await new Promise((resolve) => setTimeout(resolve, 1.5 * LEASE_MS));
+      assert.ok((await leaseOf(id))!.locked_until > new Date(), 'the lease ran out while the row was key-share locked');
       await other.query('COMMIT');
     } finally {
       await other.end();

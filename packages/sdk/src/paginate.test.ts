@@ -151,7 +151,48 @@ describe('eachItem when the list grows fast', () => {
   it('throws, rather than read forever, when a page or more arrives between each two reads', async () => {
     const source = newestFirst(100);
     source.between = () => source.arrive(15);
-    await assert.rejects(collect(eachItem(source.fetch, key, 10)), /grew by 10 items or more between each of 3 page reads/);
+    await assert.rejects(collect(eachItem(source.fetch, key, 10)), /grew faster than it could be read, by 10 items or more between reads/);
     assert.ok(source.fetches.length < 10, `${source.fetches.length} pages read before giving up`);
+  });
+
+  it('misses nothing when items arrive between the count of a read and its page', async () => {
+    for (const [count, limit, onFetch, arrivals] of [
+      [30, 10, 1, 5],
+      [1000, 100, 3, 50],
+      [10, 1, 1, 3],
+    ]) {
+      const source = newestFirst(count);
+      const expected = [...source.list];
+      let fetches = 0;
+      source.between = () => {
+        if (++fetches === onFetch) source.arrive(arrivals);
+      };
+      const read = await collect(eachItem(source.fetch, key, limit));
+      const label = `${count} items, limit ${limit}, ${arrivals} arriving in read ${onFetch}`;
+      assert.ok(unique(read), label);
+      assert.deepEqual(
+        read.filter((item) => item < count),
+        expected,
+        label,
+      );
+    }
+  });
+
+  it('reads to the end while the list grows by less than a page between reads, after a burst too', async () => {
+    const source = newestFirst(1000);
+    const expected = [...source.list];
+    let fetches = 0;
+    const fetch = async (page: number, limit: number) => {
+      const answer = await source.fetch(page, limit);
+      fetches++;
+      source.arrive(fetches === 3 ? 199 : 60);
+      return answer;
+    };
+    const read = await collect(eachItem(fetch, key, 100));
+    assert.ok(unique(read));
+    assert.deepEqual(
+      read.filter((item) => item < 1000),
+      expected,
+    );
   });
 });

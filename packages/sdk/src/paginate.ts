@@ -10,28 +10,28 @@ export const PAGE_LIMIT = 100;
 /** Pages' worth of ids remembered to recognise an item met again. */
 const REMEMBERED_PAGES = 4;
 
-/** Pages in a row with nothing new after which the list is taken to grow faster than it is read. */
-const STALLED_PAGES = 3;
-
-/** Positions before the next unread one within which an item is checked by key rather than by place. */
-const SLACK = 2;
+/**
+ * Reads in a row, each after the list grew by a page or more and bringing nothing new, after which
+ * the list is taken to grow faster than it can be read by pages; and reads in a row bringing
+ * nothing new at all, whatever the growth, after which the loop gives up all the same.
+ */
+const STALLED_GROWING = 3;
+const STALLED_AT_ALL = 50;
 
 /**
  * Every item of a newest-first, page-numbered list, fetching a page at a time as the caller reads
  * (`limit` items a request, from 1 to 100), each item once.
  *
  * Items that arrive at the head of such a list while it is read push the older ones towards later
- * pages. The growth of `total` since the first page says by how much: it places each item read in
- * the list as it was first counted, so an item already read is skipped by its place, and the next
- * page read is the one the next unread item has moved to. The gateway counts a list before it
- * reads the page, so an arrival in between shows on the page uncounted: the items it pushes back
- * are recognised by their `key` (the last few pages' are remembered). The arrivals themselves are
- * not read (page 1 is not read again). An item leaving the list meanwhile (a notification whose
- * status no longer matches the filter) moves the later ones up, and one of them can then be
- * missed: re-reading is the only way to be sure of a list whose filter its items leave. A burst
- * of any size is caught up with at the next read; a list that grows by a page or more between
- * every two reads cannot be read to its end this way, and the loop then throws rather than read
- * forever.
+ * pages. The growth of `total` since the first page says by how much, and so which page the next
+ * unread item has moved to: the read after a growth starts a page earlier than that, and the items
+ * met again are recognised by their `key` (the last few pages' are remembered), or, when more
+ * than a page behind, by their place. The gateway counts a list just before it reads the page, so
+ * an item that arrives in between can be among those yielded. An item leaving the list meanwhile
+ * (a notification whose status no longer matches the filter) moves the later ones up, and one of
+ * them can then be missed: re-reading is the only way to be sure of a list whose filter its items
+ * leave. A list that grows by a page or more between every two reads cannot be read to its end by
+ * pages: the loop then throws rather than read forever.
  */
 export async function* eachItem<T>(
   fetchPage: (page: number, limit: number) => Promise<Page<T>>,
@@ -42,17 +42,23 @@ export async function* eachItem<T>(
   const recent: string[] = [];
   const seen = new Set<string>();
   let firstTotal: number | undefined;
-  /** The place, in the list as first counted, of the next unread item. */
+  let lastTotal = 0;
+  /** The place, in the list as first counted, after the last item yielded. */
   let read = 0;
-  let stalled = 0;
+  let growing = 0;
+  let idle = 0;
   for (let page = 1; ; ) {
     const { items, total } = await fetchPage(page, limit);
     firstTotal ??= total;
+    const grew = total - (lastTotal || total);
+    lastTotal = total;
     const shift = Math.max(0, total - firstTotal);
     const start = (page - 1) * limit - shift;
     let fresh = 0;
     for (let i = 0; i < items.length; i++) {
-      if (start + i < read - SLACK) continue;
+      // Surely read before: a page or more behind (an arrival between a count and its page can
+      // make a place seem up to a page further on than it is; those are told apart by key).
+      if (start + i < read - limit) continue;
       const id = key(items[i]);
       if (seen.has(id)) continue;
       seen.add(id);
@@ -62,11 +68,13 @@ export async function* eachItem<T>(
       fresh++;
       yield items[i];
     }
-    // Only a short page is the end: `total` was counted before the page was read, and what arrived
-    // in between pushed items past it.
+    // Only a short page is the end: what arrived after the count pushed items past `total`.
     if (items.length < limit) return;
-    stalled = fresh === 0 ? stalled + 1 : 0;
-    if (stalled >= STALLED_PAGES) throw new Error(`the list grew by ${limit} items or more between each of ${STALLED_PAGES} page reads: read it with a larger limit, or a narrower filter`);
-    page = Math.max(page + 1, Math.floor((read + shift) / limit) + 1);
+    growing = fresh === 0 && grew >= limit ? growing + 1 : 0;
+    idle = fresh === 0 ? idle + 1 : 0;
+    if (growing >= STALLED_GROWING || idle >= STALLED_AT_ALL) {
+      throw new Error(`the list grew faster than it could be read, by ${limit} items or more between reads: read it with a larger limit, or a narrower filter`);
+    }
+    page = Math.max(page + 1, Math.floor(Math.max(0, read + shift - (shift > 0 ? limit : 0)) / limit) + 1);
   }
 }

@@ -176,6 +176,8 @@ async function forgetUnreachableContacts(db: Queryable, contacts: UnreachableCon
 /**
  * Extends the lease of claims this worker still holds (same fencing token, still `sending`) to
  * `lockedUntil`. A claim that was settled, given back or taken by another worker is left alone.
+ * The lock taken is NO KEY UPDATE (only the lease changes), which an insert referring to the row
+ * (an attempt, a receipt) does not block with its KEY SHARE lock, however long it holds it.
  * Rows locked by a transaction settling or giving them back are skipped rather than waited for:
  * that transaction and this statement would lock the batch's rows in different orders, and
  * those rows need no lease once it commits (a row skipped so is renewed by the next call).
@@ -191,7 +193,7 @@ export async function renewLeases(db: Queryable, claims: ClaimToken[], lockedUnt
        UPDATE notifications SET locked_until = $4
        WHERE id IN (
          SELECT n.id FROM notifications n JOIN unnest($1::text[], $2::int[], $3::text[]) AS c(id, token, fallback) ON ${HOLDS_CLAIM}
-         FOR UPDATE OF n SKIP LOCKED
+         FOR NO KEY UPDATE OF n SKIP LOCKED
        )
        RETURNING id
      )

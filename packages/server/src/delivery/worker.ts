@@ -219,14 +219,14 @@ export function createDeliveryWorker(
    * never lets another worker take a notification that is still being sent; a worker that dies
    * stops renewing, and its claims come due once the last lease runs out.
    */
-  function holdLeases(claims: DueNotification[], leasedAt: Date, leasedAtMs: number): { held(n: DueNotification): boolean; release(): Promise<void> } {
+  function holdLeases(claims: DueNotification[], leasedAtMs: number): { held(n: DueNotification): boolean; release(): Promise<void> } {
     if (claims.length === 0) return { held: () => true, release: async () => {} };
     let timer: NodeJS.Timeout | undefined;
     let renewing: Promise<void> = Promise.resolve();
     let released = false;
     const every = options.leaseMs / 3;
     // When the leases run out, on this process's monotonic clock (a paused process's timers fire
-    // late, but this clock keeps counting): from the claim (`leasedAtMs`, read with `leasedAt`),
+    // late, but this clock keeps counting): from the claim (`leasedAtMs`, read with the `now` of its lease),
     // then from each renewal that committed.
     let heldUntil = leasedAtMs + options.leaseMs;
     /** Claims a renewal found no longer this worker's at all (settled, given back or taken over). */
@@ -248,7 +248,7 @@ export function createDeliveryWorker(
       timer.unref();
     };
     // The lease runs from the claim, not from now: the claim's transaction may have taken a while.
-    schedule(Math.max(0, leasedAt.getTime() + every - deps.now().getTime()));
+    schedule(Math.max(0, leasedAtMs + every - performance.now()));
     return {
       /**
        * Whether a send may start: more than a third of the lease is left. Renewed every third, a
@@ -400,13 +400,13 @@ export function createDeliveryWorker(
    * left unstarted. Each row holds its place in its channel (taken by the claim) until its work
    * is over. When the batch's own reads fail, before any row is sent, its rows are given back.
    */
-  async function deliver(live: DueNotification[], leasedAt: Date, leasedAtMs: number): Promise<void> {
+  async function deliver(live: DueNotification[], leasedAtMs: number): Promise<void> {
     // By id: the rows reach their lanes as copies (with their template).
     const holding = new Map(live.map((n) => [n.id, n]));
     const letGo = (n: DueNotification) => {
       if (holding.delete(n.id)) channels.release(sentOn(n));
     };
-    const lease = holdLeases(live, leasedAt, leasedAtMs);
+    const lease = holdLeases(live, leasedAtMs);
     const writer = outcomeWriter();
     const giver = claimGiver();
     // Rows not started once the leases may have lapsed: given back unsent (due again at once, no
@@ -443,8 +443,8 @@ export function createDeliveryWorker(
   }
 
   /** Runs a batch's delivery beside the loop's next passes. */
-  function deliverInBackground(live: DueNotification[], leasedAt: Date, leasedAtMs: number): void {
-    const running: Promise<void> = deliver(live, leasedAt, leasedAtMs)
+  function deliverInBackground(live: DueNotification[], leasedAtMs: number): void {
+    const running: Promise<void> = deliver(live, leasedAtMs)
       .catch((error: unknown) => {
         failure ??= { error };
       })
@@ -504,7 +504,7 @@ export function createDeliveryWorker(
     if (taken === 0) return 0;
     if (taken === options.batchSize) statistics.busy();
     announce(capturedSettled);
-    if (placed.length) deliverInBackground(placed, now, nowMs);
+    if (placed.length) deliverInBackground(placed, nowMs);
     return taken;
   }
 
