@@ -26,8 +26,9 @@ const STALLED_AT_ALL = 50;
  * pages. The growth of `total` since the first page says by how much, and so which page the next
  * unread item has moved to: the read after a growth starts a page earlier than that, and the items
  * met again are recognised by their `key` (the last few pages' are remembered), or, when more
- * than a page behind, by their place. The gateway counts a list just before it reads the page, so
- * an item that arrives in between can be among those yielded. An item leaving the list meanwhile
+ * than a page behind, by their place. The gateway reads a page and its `total` from one snapshot;
+ * were an item counted apart from its page, its place would be off by as much (the id memory
+ * covers four pages of that). An item leaving the list meanwhile
  * (a notification whose status no longer matches the filter) moves the later ones up, and one of
  * them can then be missed: re-reading is the only way to be sure of a list whose filter its items
  * leave. A list that grows by a page or more between every two reads cannot be read to its end by

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/connection.js';
+import { countAndPage } from '../db/count-and-page.js';
 import type { Environment } from '../auth/api-keys.js';
 
 export interface ProtocolRow {
@@ -45,11 +46,11 @@ export async function findProtocol(db: Queryable, id: string): Promise<ProtocolR
 }
 
 export async function listProtocols(db: Queryable, limit: number, offset: number): Promise<{ rows: ProtocolRow[]; total: number }> {
-  // Counted before the page is read, as every list is: a row added in between then shows on the
-  // page without being counted, never the other way (the SDK's listAll counts on that).
-  const [{ total }] = await db.query<{ total: number }>('SELECT count(*)::int AS total FROM protocols');
-  const rows = await db.query<ProtocolRow>('SELECT * FROM protocols ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2', [limit, offset]);
-  return { rows, total };
+  return countAndPage<ProtocolRow>(
+    db,
+    { text: 'SELECT count(*)::int AS total FROM protocols', params: [] },
+    { text: 'SELECT * FROM protocols ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2', params: [limit, offset] },
+  );
 }
 
 export async function updateProtocol(

@@ -1,4 +1,5 @@
 import type { Channel } from '../channels/provider.js';
+import { countAndPage } from '../db/count-and-page.js';
 import type { Database, Queryable } from '../db/connection.js';
 import { boolArray, int4Array, jsonbArray, textArray, timestamptzArray } from '../db/binary-array.js';
 import { Coalescer } from '../db/coalescer.js';
@@ -506,7 +507,5 @@ export function listStatements(q: ListQuery): { count: { text: string; params: u
 
 export async function listNotifications(db: Queryable, q: ListQuery) {
   const { count, page } = listStatements(q);
-  const [{ total }] = await db.query<{ total: number }>(count.text, count.params);
-  const rows = await db.query<NotificationRow>(page.text, page.params);
-  return { rows, total };
+  return countAndPage<NotificationRow>(db, count, page);
 }

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { countAndPage } from '../db/count-and-page.js';
 import type { Queryable } from '../db/connection.js';
 import type { Channel } from '../channels/provider.js';
 
@@ -38,12 +39,11 @@ interface CapturedRow {
 export async function listCapturedMessages(db: Queryable, filter: CapturedFilter, page: number, limit: number) {
   const params: unknown[] = [filter.protocolId ?? null, filter.wallet ?? null, filter.channel ?? null];
   const where = '($1::text IS NULL OR protocol_id = $1) AND ($2::text IS NULL OR wallet = $2) AND ($3::text IS NULL OR channel = $3)';
-  const [{ total }] = await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM captured_messages WHERE ${where}`, params);
-  const rows = await db.query<CapturedRow>(`SELECT * FROM captured_messages WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [
-    ...params,
-    limit,
-    (page - 1) * limit,
-  ]);
+  const { rows, total } = await countAndPage<CapturedRow>(
+    db,
+    { text: `SELECT count(*)::int AS total FROM captured_messages WHERE ${where}`, params },
+    { text: `SELECT * FROM captured_messages WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, params: [...params, limit, (page - 1) * limit] },
+  );
   return {
     data: rows.map((r) => ({
       protocolId: r.protocol_id,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/connection.js';
+import { countAndPage } from '../db/count-and-page.js';
 
 export type ScheduleStatus = 'PENDING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
 
@@ -78,13 +79,15 @@ export async function findSchedule(db: Queryable, protocolId: string, id: string
 
 /** The protocol's schedules, newest first. */
 export async function listSchedules(db: Queryable, protocolId: string, page: number, limit: number) {
-  const [{ total }] = await db.query<{ total: number }>('SELECT count(*)::int AS total FROM schedules WHERE protocol_id = $1', [protocolId]);
-  const rows = await db.query<Pick<ScheduleRow, 'id' | 'wallet' | 'subject' | 'status' | 'next_run_at'>>(
-    `SELECT id, wallet, subject, status, next_run_at FROM schedules WHERE protocol_id = $1
+  return countAndPage<Pick<ScheduleRow, 'id' | 'wallet' | 'subject' | 'status' | 'next_run_at'>>(
+    db,
+    { text: 'SELECT count(*)::int AS total FROM schedules WHERE protocol_id = $1', params: [protocolId] },
+    {
+      text: `SELECT id, wallet, subject, status, next_run_at FROM schedules WHERE protocol_id = $1
      ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-    [protocolId, limit, (page - 1) * limit],
+      params: [protocolId, limit, (page - 1) * limit],
+    },
   );
-  return { rows, total };
 }
 
 export async function listRuns(db: Queryable, scheduleId: string, limit: number): Promise<{ runs: RunRow[]; total: number }> {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/connection.js';
+import { countAndPage } from '../db/count-and-page.js';
 
 export interface DeliveryRow {
   id: string;
@@ -32,14 +33,15 @@ const DELIVERY_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.status, d.attempts,
 
 /** One page of an endpoint's deliveries, newest first, and how many there are in all. */
 export async function listDeliveries(db: Queryable, endpointId: string, limit: number, offset: number): Promise<{ rows: DeliveryRow[]; total: number }> {
-  // Counted before the page is read, as every list is (see listProtocols).
-  const [{ total }] = await db.query<{ total: number }>('SELECT count(*)::int AS total FROM webhook_deliveries WHERE endpoint_id = $1', [endpointId]);
-  const rows = await db.query<DeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+  return countAndPage<DeliveryRow>(
+    db,
+    { text: 'SELECT count(*)::int AS total FROM webhook_deliveries WHERE endpoint_id = $1', params: [endpointId] },
+    {
+      text: `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
      WHERE d.endpoint_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2 OFFSET $3`,
-    [endpointId, limit, offset],
+      params: [endpointId, limit, offset],
+    },
   );
-  return { rows, total };
 }
 
 export async function findDelivery(db: Queryable, endpointId: string, id: string): Promise<DeliveryRow | undefined> {
