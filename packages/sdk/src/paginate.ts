@@ -79,3 +79,19 @@ export async function* eachItem<T>(
     page = Math.max(page + 1, Math.floor(Math.max(0, read + shift - (shift > 0 ? limit : 0)) / limit) + 1);
   }
 }
+
+/** eachItem over a list answered as `{data, total}`, as most lists are (schedules answer `{items, total}`). */
+export function eachDataItem<T>(
+  fetchPage: (page: number, limit: number) => Promise<{ data: T[]; total: number }>,
+  key: (item: T) => string,
+  limit?: number,
+): AsyncGenerator<T, void, undefined> {
+  return eachItem(
+    async (page, pageLimit) => {
+      const { data, total } = await fetchPage(page, pageLimit);
+      return { items: data, total };
+    },
+    key,
+    limit,
+  );
+}

@@ -1,4 +1,4 @@
-import { eachItem } from '../paginate.js';
+import { eachDataItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 import type { Tier } from './account.js';
 
@@ -77,10 +77,7 @@ export class AdminProtocols {
    * @example for await (const protocol of admin.protocols.listAll()) console.log(protocol.id, protocol.tier);
    */
   listAll(params: Omit<ListProtocolsParams, 'page'> = {}, options?: RequestOptions): AsyncGenerator<AdminProtocol, void, undefined> {
-    return eachItem(async (page, limit) => {
-      const { data, total } = await this.list({ page, limit }, options);
-      return { items: data, total };
-    }, (protocol) => protocol.id, params.limit);
+    return eachDataItem((page, limit) => this.list({ page, limit }, options), (protocol) => protocol.id, params.limit);
   }
 
   /**

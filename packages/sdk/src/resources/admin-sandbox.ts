@@ -1,4 +1,4 @@
-import { eachItem } from '../paginate.js';
+import { eachDataItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 import type { CapturedMessage, ListCapturedMessagesParams } from './sandbox.js';
 
@@ -38,9 +38,6 @@ export class AdminSandbox {
    * @example for await (const message of admin.sandbox.listAllMessages({ protocolId: 'herald' })) console.log(message.text);
    */
   listAllMessages(params: Omit<ListAdminCapturedMessagesParams, 'page'> = {}, options?: RequestOptions): AsyncGenerator<AdminCapturedMessage, void, undefined> {
-    return eachItem(async (page, limit) => {
-      const { data, total } = await this.messages({ ...params, page, limit }, options);
-      return { items: data, total };
-    }, (message) => message.id, params.limit);
+    return eachDataItem((page, limit) => this.messages({ ...params, page, limit }, options), (message) => message.id, params.limit);
   }
 }

@@ -1,5 +1,5 @@
 import { HeraldApiError, HeraldWaitTimeoutError } from '../errors.js';
-import { eachItem } from '../paginate.js';
+import { eachDataItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 
 export type Category = 'defi' | 'governance' | 'system' | 'marketing' | 'security';
@@ -215,10 +215,7 @@ export class Notifications {
    * @example for await (const n of herald.notifications.listAll({ status: 'failed' })) console.log(n.notification_id);
    */
   listAll(params: Omit<ListNotificationsParams, 'page'> = {}, options?: RequestOptions): AsyncGenerator<NotificationListItem, void, undefined> {
-    return eachItem(async (page, limit) => {
-      const { data, total } = await this.list({ ...params, page, limit }, options);
-      return { items: data, total };
-    }, (n) => n.notification_id, params.limit);
+    return eachDataItem((page, limit) => this.list({ ...params, page, limit }, options), (n) => n.notification_id, params.limit);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { eachItem } from '../paginate.js';
+import { eachDataItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 import type { Channel, Environment } from './notifications.js';
 
@@ -53,9 +53,6 @@ export class Sandbox {
    * @example for await (const message of herald.sandbox.listAllMessages({ channel: 'sms' })) console.log(message.text);
    */
   listAllMessages(params: Omit<ListCapturedMessagesParams, 'page'> = {}, options?: RequestOptions): AsyncGenerator<CapturedMessage, void, undefined> {
-    return eachItem(async (page, limit) => {
-      const { data, total } = await this.messages({ ...params, page, limit }, options);
-      return { items: data, total };
-    }, (message) => message.id, params.limit);
+    return eachDataItem((page, limit) => this.messages({ ...params, page, limit }, options), (message) => message.id, params.limit);
   }
 }

@@ -1,4 +1,4 @@
-import { eachItem } from '../paginate.js';
+import { eachDataItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 
 export type EventType = 'notification.delivered' | 'notification.bounced' | 'notification.failed' | 'receipt.confirmed' | 'quota.exceeded';
@@ -177,10 +177,7 @@ export class Webhooks {
    * @example for await (const delivery of herald.webhooks.listAllDeliveries(id)) if (delivery.status === 'failed') await herald.webhooks.retryDelivery(id, delivery.id);
    */
   listAllDeliveries(id: string, params: { limit?: number } = {}, options?: RequestOptions): AsyncGenerator<WebhookDelivery, void, undefined> {
-    return eachItem(async (page, limit) => {
-      const { data, total } = await this.deliveries(id, { page, limit }, options);
-      return { items: data, total };
-    }, (delivery) => delivery.id, params.limit);
+    return eachDataItem((page, limit) => this.deliveries(id, { page, limit }, options), (delivery) => delivery.id, params.limit);
   }
 
   /**
