@@ -358,7 +358,7 @@ export function createDeliveryWorker(
       onSettled?: (settlement: Settlement) => void;
       onUnstarted?: (n: DueNotification) => void;
       onDone?: (n: DueNotification) => void;
-      /** Whether the row's claim is still this worker's to send: when not, the row is left alone. */
+      /** Whether the row's claim is still this worker's to send: when not, it goes to `onLapsed`, unsent. */
       mayStart?: (n: DueNotification) => boolean;
       onLapsed?: (n: DueNotification) => void;
     } = {},

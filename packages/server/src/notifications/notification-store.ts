@@ -1,5 +1,5 @@
 import type { Channel } from '../channels/provider.js';
-import { countAndPage } from '../db/count-and-page.js';
+import { countAndPage, type Statement } from '../db/count-and-page.js';
 import type { Database, Queryable } from '../db/connection.js';
 import { boolArray, int4Array, jsonbArray, textArray, timestamptzArray } from '../db/binary-array.js';
 import { Coalescer } from '../db/coalescer.js';
@@ -483,7 +483,7 @@ export interface ListQuery {
 }
 
 /** The two statements of a listing (the total, then the page): a protocol's notifications, newest first. */
-export function listStatements(q: ListQuery): { count: { text: string; params: unknown[] }; page: { text: string; params: unknown[] } } {
+export function listStatements(q: ListQuery): { count: Statement; page: Statement } {
   const where = ['protocol_id = $1'];
   const params: unknown[] = [q.protocolId];
   if (q.status) {
