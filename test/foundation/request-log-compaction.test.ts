@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { compactRequestLog } from '../../packages/server/src/request-log/compact-segments.js';
 import { queryRequestLog } from '../../packages/server/src/request-log/query-request-log.js';
 import { insertRequestLog, type RequestLogEntry } from '../../packages/server/src/request-log/request-log.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import type { Database, Queryable } from '../../packages/server/src/db/connection.js';
+import { onPostgres, startGateway, type TestGateway } from '../support/gateway.js';
 
 const HOUR = 3_600_000;
 
@@ -88,5 +89,35 @@ describe('request log compaction', () => {
       [300],
     );
     assert.deepEqual(await listing(p.id), before);
+  });
+
+  it('reads a page and its total from one snapshot while requests are logged in between (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, async () => {
+    const p = await gw.createProtocol();
+    const start = Date.parse('2026-03-11T08:00:00.000Z');
+    await flushes(p.id, start, 4, 5);
+    const db = gw.herald.deps.db;
+    // After the listing's first read (the total), ten newer requests are logged and committed
+    // on another connection before its second read (the page).
+    let logged = false;
+    const hooked = (q: Queryable): Queryable => ({
+      async query<R>(text: string, params?: unknown[]) {
+        const rows = await q.query<R>(text, params);
+        if (!logged && /AS total/.test(text)) {
+          logged = true;
+          await flushes(p.id, start + 60_000, 2, 5, 100);
+        }
+        return rows;
+      },
+    });
+    const between: Database = Object.create(db, {
+      query: { value: hooked(db).query },
+      transaction: { value: <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction((tx) => fn(hooked(tx))) },
+    });
+    const { items, total } = await queryRequestLog(between, { protocolId: p.id, page: 1, limit: 100 });
+    assert.ok(logged, 'the requests were logged between the two reads');
+    assert.equal(total, 20);
+    assert.equal(items.length, 20, 'the page holds exactly the requests counted');
+    assert.ok(items.every((item) => item.created_at.getTime() < start + 60_000));
+    assert.equal((await listing(p.id)).total, 30);
   });
 });

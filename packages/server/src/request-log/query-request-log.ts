@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/connection.js';
+import { inSnapshot } from '../db/count-and-page.js';
 
 export interface RequestLogQuery {
   protocolId: string;
@@ -21,9 +22,15 @@ export interface RequestLogRow {
  * tells how many of its requests match, without unnesting it: the total is their sum, and only
  * the newest segments that can hold the page are unnested, those that end no earlier than the
  * earliest start among the fewest latest-ending segments holding enough matching requests (a
- * request of a segment that ends earlier cannot be newer than the page's last).
+ * request of a segment that ends earlier cannot be newer than the page's last). Both reads share
+ * one snapshot, so the total counts exactly the requests the page is cut from, even while
+ * requests are logged or segments merged between them.
  */
-export async function queryRequestLog(db: Queryable, q: RequestLogQuery): Promise<{ items: RequestLogRow[]; total: number }> {
+export function queryRequestLog(db: Queryable, q: RequestLogQuery): Promise<{ items: RequestLogRow[]; total: number }> {
+  return inSnapshot(db, (snapshot) => readRequestLog(snapshot, q));
+}
+
+async function readRequestLog(db: Queryable, q: RequestLogQuery): Promise<{ items: RequestLogRow[]; total: number }> {
   // $1 is the protocol's id; conditions on a request (`r`) hold for its segment's summary pairs too.
   const conditions: string[] = [];
   const params: unknown[] = [q.protocolId];
