@@ -89,6 +89,24 @@ describe('error model', () => {
       assert.equal(res.headers.get('allow'), allow, `${method} ${path}`);
       assert.ok(res.headers.get('x-ratelimit-limit'));
       assert.ok(res.headers.get('x-request-id'));
+      assert.equal(res.headers.get('access-control-allow-origin'), null, 'routes that need a key are not open to web pages');
+    }
+  });
+
+  it('answers 405 on the routes open to any web page with their CORS headers, so a page can read it', async () => {
+    for (const [method, path, allow] of [
+      // (`DELETE /v1/identities/:wallet` matches these paths too.)
+      ['GET', '/v1/identities/challenge', 'POST, DELETE, OPTIONS'],
+      ['PUT', '/v1/identities', 'POST, OPTIONS'],
+      ['GET', '/v1/identities/verify', 'POST, DELETE, OPTIONS'],
+      ['POST', '/v1/identities/5Hr8Rz5LsJjD1ZLCVXrpn4iMfPbuXzUfGSd9ptbZ5Fz1', 'DELETE, OPTIONS'],
+    ]) {
+      const res = await call(gw.url, undefined, method, path, method === 'PUT' ? {} : undefined);
+      assert.equal(res.status, 405, `${method} ${path}`);
+      assert.equal(res.body.code, 'METHOD_NOT_ALLOWED');
+      assert.equal(res.headers.get('allow'), allow, `${method} ${path}`);
+      assert.equal(res.headers.get('access-control-allow-origin'), '*', `${method} ${path}`);
+      assert.match(res.headers.get('access-control-expose-headers') ?? '', /X-RateLimit-Remaining/);
     }
   });
 

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, isUnstorableText } from '../db/connection.js';
+import { CORS_HEADERS } from './cors.js';
 import { ApiError, codeForStatus, errorBody, methodNotAllowed } from './errors.js';
 import { hasEmptyParam, unknownRoute } from './guard.js';
 import { describeValidationError } from './validation.js';
@@ -79,7 +80,10 @@ export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundH
       return Boolean(found) && !hasEmptyParam(found?.params);
     };
     const allowed = ROUTE_METHODS.filter((other) => other !== method && serves(other));
-    return allowed.length > 0 ? methodNotAllowed(method, path, allowed) : unknownRoute(method, path);
+    if (allowed.length === 0) return unknownRoute(method, path);
+    // Only the routes open to any web page answer a preflight (cors.ts): their 405 carries the
+    // CORS headers too, so the page's script can read it rather than a network error.
+    return methodNotAllowed(method, path, allowed, allowed.includes('OPTIONS') ? CORS_HEADERS : {});
   }
   const onRequest: onRequestHookHandler = function (request, reply, done) {
     notFoundHook.call(this, request, reply, (error) => done(error ?? unrouted(request.method, request.url)));

@@ -113,6 +113,6 @@ export function codeForStatus(statusCode: number): ErrorCode {
  * not-found handler's answer, and that of a fixed path that a parameter route of another method
  * also matches (`GET /v1/schedule/cron` reaches `GET /v1/schedule/:id`).
  */
-export function methodNotAllowed(method: string, path: string, allowed: string[]): ApiError {
-  return new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; it answers ${allowed.join(', ')}`, { allow: allowed.join(', ') });
+export function methodNotAllowed(method: string, path: string, allowed: string[], headers: Record<string, string> = {}): ApiError {
+  return new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; it answers ${allowed.join(', ')}`, { ...headers, allow: allowed.join(', ') });
 }
