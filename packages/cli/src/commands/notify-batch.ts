@@ -113,6 +113,7 @@ async function sendInChunks(
   items: NotificationParams[],
   chunks: Chunk[],
   progress: ProgressBar,
+  /** The results so far, and the requests sent, the one in flight included. */
   interrupted: (results: ItemResult[], requests: number) => void,
 ) {
   const results: ItemResult[] = [];
@@ -127,7 +128,7 @@ async function sendInChunks(
     const indices = Array.from({ length: chunk.count }, (_, i) => chunk.start + i);
     requests++;
     const inFlight = indices.map((index): ItemResult => ({ index, status: 'error', error: UNKNOWN }));
-    interrupted([...results, ...inFlight, ...rest(chunk.start + chunk.count, (index) => ({ index, status: 'not_sent' }))], planned);
+    interrupted([...results, ...inFlight, ...rest(chunk.start + chunk.count, (index) => ({ index, status: 'not_sent' }))], requests);
     try {
       const { results: sent } = await herald.notifications.sendBulk(items.slice(chunk.start, chunk.start + chunk.count));
       sent.forEach((result, i) => results.push({ index: chunk.start + i, ...result }));
@@ -151,7 +152,7 @@ async function sendInChunks(
     progress.update(chunk.start + chunk.count);
   }
   progress.finish();
-  return { results, failure, planned };
+  return { results, failure, requests, planned };
 }
 
 function showDryRun(context: Context, items: NotificationParams[], chunks: Chunk[]): void {
@@ -222,14 +223,14 @@ in input order: {index, notificationId, status, …} | {index, status: "error", 
       // The flag would replace keys given in the file, so it repeats this run only when there were none.
       const retryKey = flags.idempotencyKey ?? (items.every((item) => item.idempotencyKey === undefined) ? runKey : undefined);
       const progress = new ProgressBar(context.io.stderr, items.length, 'Sending', !context.json);
-      const { results, failure, planned } = await sendInChunks(herald, keyed, chunks, progress, (sofar, requests) =>
+      const { results, failure, requests, planned } = await sendInChunks(herald, keyed, chunks, progress, (sofar, requests) =>
         interruption.record({
           show: () => showResults(context, items, sofar, requests),
           message: `${sofar.filter((r) => r.status !== 'error' && r.status !== 'not_sent').length} of ${plural(items.length, 'item')} were sent`,
           ...(retryKey ? { retry: { idempotencyKey: retryKey } } : {}),
         }),
       ).finally(() => interruption.record(undefined));
-      showResults(context, items, results, planned);
+      showResults(context, items, results, requests);
       if (failure) {
         const end = failure.start + failure.count - 1;
         if (outcomeUnknown(failure.error)) {
