@@ -234,6 +234,15 @@ describe('MCP endpoint over raw JSON-RPC', () => {
     }
   });
 
+  it('-32600 naming the members a message has that JSON-RPC 2.0 does not define', async () => {
+    const res = await post({ jsonrpc: '2.0', id: 9, method: 'ping', extra: 'field' });
+    assert.equal(res.status, 400);
+    isJsonRpcError(res.body, -32600, 9);
+    assert.match(res.body.error.message, /it has a member JSON-RPC 2\.0 does not define: "extra"$/);
+    const many = await post({ jsonrpc: '2.0', id: 10, method: 'ping', a: 1, b: 2, c: 3, d: 4, e: 5, f: 6 });
+    assert.match(many.body.error.message, /members JSON-RPC 2\.0 does not define: "a", "b", "c", "d", "e", …$/);
+  });
+
   it('-32601 for an unknown method', async () => {
     // Names of an object's own machinery are methods like any other this server does not serve.
     for (const method of ['resources/list', 'prompts/get', 'tools/delete', 'toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf']) {

@@ -40,8 +40,25 @@ const NOT_A_MESSAGE =
 const INEXACT_ID =
   'Invalid Request: the id is an integer beyond ±9007199254740991, which a JSON number does not carry exactly here; send it as a string';
 
+const MEMBERS = new Set(['jsonrpc', 'id', 'method', 'params', 'result', 'error']);
+
+/** The members of an object that JSON-RPC 2.0 does not define (a message holds no others). */
+function unknownMembers(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+  return Object.keys(value).filter((key) => !MEMBERS.has(key));
+}
+
+/** Why a value is not a JSON-RPC message, as far as can be told. */
+function whyNotAMessage(value: unknown): string {
+  if (!hasExactId(value)) return INEXACT_ID;
+  const unknown = unknownMembers(value);
+  if (unknown.length === 0) return NOT_A_MESSAGE;
+  const named = unknown.slice(0, 5).map((key) => JSON.stringify(key)).join(', ');
+  return `${NOT_A_MESSAGE}; it has ${unknown.length === 1 ? 'a member' : 'members'} JSON-RPC 2.0 does not define: ${named}${unknown.length > 5 ? ', …' : ''}`;
+}
+
 /** The -32600 answer to a value that is not a JSON-RPC message. */
-const notAMessage = (value: unknown) => jsonRpcError(INVALID_REQUEST, hasExactId(value) ? NOT_A_MESSAGE : INEXACT_ID, idOf(value));
+const notAMessage = (value: unknown) => jsonRpcError(INVALID_REQUEST, whyNotAMessage(value), idOf(value));
 
 /**
  * The message without `params._meta`: a malformed `_meta` inside object params is a fault of the
