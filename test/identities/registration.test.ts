@@ -250,14 +250,26 @@ describe('identity registration', () => {
     const sixth = newWallet();
     const refused = await register(gw, sixth, { email: 'flooded@example.org' });
     assertRefused(refused, 429, 'RATE_LIMIT_EXCEEDED', /Too many verification codes sent to this address or number \(5 an hour\)/);
-    assert.ok(Number(refused.headers.get('retry-after')) > 3000);
+    const wait = Number(refused.headers.get('retry-after'));
+    assert.ok(wait > 3000);
+    // The rate-limit headers describe the hourly limit that refused, agreeing with Retry-After.
+    assert.deepEqual(
+      ['x-ratelimit-limit', 'x-ratelimit-remaining'].map((name) => refused.headers.get(name)),
+      ['5', '0'],
+    );
+    assert.equal(Number(refused.headers.get('x-ratelimit-reset')), Math.ceil(clock.now().getTime() / 1000) + wait);
     assert.equal((await status(sixth.address)).body.registered, false);
     assert.equal((await register(gw, sixth, { email: 'other-inbox@example.org' })).status, 201);
 
     // One wallet, ten codes to ten numbers: the eleventh is refused.
     const pumper = newWallet();
     for (let i = 0; i < 10; i++) assert.equal((await register(gw, pumper, { phone: `+1415555${String(1000 + i)}` })).status, 201);
-    assertRefused(await register(gw, pumper, { phone: '+14155552000' }), 429, 'RATE_LIMIT_EXCEEDED', /this wallet \(10 an hour\)/);
+    const pumped = await register(gw, pumper, { phone: '+14155552000' });
+    assertRefused(pumped, 429, 'RATE_LIMIT_EXCEEDED', /this wallet \(10 an hour\)/);
+    assert.deepEqual(
+      ['x-ratelimit-limit', 'x-ratelimit-remaining'].map((name) => pumped.headers.get(name)),
+      ['10', '0'],
+    );
 
     // An hour later both budgets are back.
     clock.advance(60 * 60 * 1000 + 1000);

@@ -47,8 +47,17 @@ export async function reserveCodeSends(db: Database, secrets: SecretBox, sends: 
     for (const row of rows) {
       if (row.sent < limits.get(row.subject)!) continue;
       const retryAfter = Math.max(1, Math.ceil((row.oldest.getTime() + WINDOW_MS - now.getTime()) / 1000));
-      const what = row.subject === wallet ? `this wallet (${CODES_PER_WALLET} an hour)` : `this address or number (${CODES_PER_DESTINATION} an hour)`;
-      throw new ApiError('RATE_LIMIT_EXCEEDED', `Too many verification codes sent to ${what}; retry after ${retryAfter}s`, { 'Retry-After': String(retryAfter) });
+      const limit = row.subject === wallet ? CODES_PER_WALLET : CODES_PER_DESTINATION;
+      const what = row.subject === wallet ? `this wallet (${limit} an hour)` : `this address or number (${limit} an hour)`;
+      // The rate-limit headers describe the limit that refused, not the per-IP one the request is
+      // within (the policy closest to exhaustion, as the IETF RateLimit header fields draft has
+      // it), so they agree with Retry-After.
+      throw new ApiError('RATE_LIMIT_EXCEEDED', `Too many verification codes sent to ${what}; retry after ${retryAfter}s`, {
+        'retry-after': String(retryAfter),
+        'x-ratelimit-limit': String(limit),
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': String(Math.ceil(now.getTime() / 1000) + retryAfter),
+      });
     }
     await tx.query('INSERT INTO identity_code_sends (subject, sent_at, reservation) SELECT unnest($1::text[]), $2, $3', [placesOf(secrets, sends), now, reservation]);
   });
