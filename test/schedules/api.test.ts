@@ -315,7 +315,7 @@ describe('schedules API', () => {
       await gw.fireAll();
       const record = await call(gw.url, acme.apiKey, 'GET', `/v1/schedule/${created.id}`);
       assert.equal(record.body.status, 'COMPLETED');
-      assert.equal(record.body.nextRunAt, null);
+      assert.equal(record.body.nextRunAt, '2026-02-01T00:00:30Z', 'an ended schedule keeps the run it was due for');
       assert.equal(record.body.lastRunAt, '2026-02-01T00:00:30.250Z');
       assert.equal(record.body.failureReason, null);
       assert.equal(record.body.runCount, 1);
@@ -332,7 +332,7 @@ describe('schedules API', () => {
       const list = await call(gw.url, acme.apiKey, 'GET', '/v1/schedule?limit=100');
       assert.deepEqual(
         list.body.items.find((item: any) => item.id === created.id),
-        { id: created.id, wallet, subject: 'Rewards ready', status: 'COMPLETED', nextRunAt: null },
+        { id: created.id, wallet, subject: 'Rewards ready', status: 'COMPLETED', nextRunAt: '2026-02-01T00:00:30Z' },
       );
     });
 
@@ -347,11 +347,19 @@ describe('schedules API', () => {
       assert.deepEqual(second.body, { cancelled: false });
       const record = await call(gw.url, acme.apiKey, 'GET', `/v1/schedule/${created.id}`);
       assert.equal(record.body.status, 'CANCELLED');
-      assert.equal(record.body.nextRunAt, null);
+      assert.equal(record.body.nextRunAt, '2026-03-01T00:05:00Z', 'the occurrence cancelling called off: a timestamp, as the contract types it');
       gw.advance(3_600_000);
       await gw.fireAll();
       assert.equal((await notificationsOf(gw, created.id)).length, 0);
       assert.equal((await runsOf(gw, created.id)).length, 0);
+      const listed = (await call(gw.url, acme.apiKey, 'GET', '/v1/schedule?limit=100')).body.items.find((item: any) => item.id === created.id);
+      assert.deepEqual([listed.status, listed.nextRunAt], ['CANCELLED', '2026-03-01T00:05:00Z']);
+
+      // A schedule that ended while an ended schedule's next run was cleared shows its last change.
+      await gw.herald.deps.db.query("UPDATE schedules SET next_run_at = NULL, updated_at = '2026-03-01T00:01:00Z' WHERE id = $1", [created.id]);
+      assert.equal((await call(gw.url, acme.apiKey, 'GET', `/v1/schedule/${created.id}`)).body.nextRunAt, '2026-03-01T00:01:00Z');
+      const legacy = (await call(gw.url, acme.apiKey, 'GET', '/v1/schedule?limit=100')).body.items.find((item: any) => item.id === created.id);
+      assert.equal(legacy.nextRunAt, '2026-03-01T00:01:00Z');
     });
 
     it("lets a sandbox key cancel a sandbox schedule, not a production one (403), and an unknown id is still 404", async () => {

@@ -39,13 +39,16 @@ function showCreated(out: Output, created: CreatedSchedule): void {
   ]);
 }
 
+/** An ended schedule keeps the run it was due for in nextRunAt; a person reads "no next run". */
+const nextRun = (schedule: { status: string; nextRunAt: string }) => (schedule.status === 'PENDING' ? schedule.nextRunAt : '-');
+
 function showSchedule(out: Output, schedule: Schedule): void {
   out.fields([
     ['id', schedule.id],
     ['kind', schedule.kind === 'cron' ? `cron ${schedule.cronExpr}` : `once at ${schedule.scheduledFor}`],
     ['timezone', schedule.timezone],
     ['status', schedule.status],
-    ['next run', schedule.nextRunAt ?? '-'],
+    ['next run', nextRun(schedule)],
     ['last run', schedule.lastRunAt ?? '-'],
     ['wallet', schedule.wallet],
     ['subject', schedule.subject],
@@ -105,7 +108,7 @@ export function registerSchedule(program: Command, contextOf: ContextOf): void {
       out.result(list, () => {
         out.table(
           ['ID', 'STATUS', 'NEXT RUN', 'WALLET', 'SUBJECT'],
-          list.items.map((s) => [s.id, s.status, s.nextRunAt ?? '-', s.wallet, s.subject]),
+          list.items.map((s) => [s.id, s.status, nextRun(s), s.wallet, s.subject]),
         );
         out.line(out.style.dim(flags.all ? shownLine(undefined, list.items.length, list.total) : `${list.items.length} shown of ${list.total}`));
       });

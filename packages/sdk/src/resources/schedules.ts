@@ -37,8 +37,8 @@ export interface ScheduleListItem {
   wallet: string;
   subject: string;
   status: ScheduleStatus;
-  /** Null once the schedule is no longer PENDING. */
-  nextRunAt: string | null;
+  /** ISO 8601 UTC instant: the next run while PENDING; once ended, the run it was due for then. */
+  nextRunAt: string;
 }
 
 export interface ScheduleList {

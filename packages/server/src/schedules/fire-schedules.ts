@@ -44,7 +44,7 @@ function specOf(expression: string): CronSpec {
 }
 
 function planRun(row: ScheduleRow, now: Date): Plan {
-  const due = row.next_run_at!;
+  const due = row.next_run_at;
   if (row.kind === 'once') return { row, occurrence: due, next: null };
   try {
     return { row, ...planCronFire(specOf(row.cron_expr!), row.timezone, due, now) };
@@ -128,9 +128,9 @@ function outcomeOf(plan: Plan, result: Result, reasons: Map<string, string | nul
   };
   if (plan.row.kind === 'cron') {
     if (plan.next) return { ...run, status: 'PENDING', nextRunAt: plan.next, failureReason: null };
-    return { ...run, status: plan.broken ? 'FAILED' : 'COMPLETED', nextRunAt: null, failureReason: plan.broken ?? null };
+    return { ...run, status: plan.broken ? 'FAILED' : 'COMPLETED', nextRunAt: plan.occurrence, failureReason: plan.broken ?? null };
   }
-  return { ...run, status: error ? 'FAILED' : 'COMPLETED', nextRunAt: null, failureReason: error };
+  return { ...run, status: error ? 'FAILED' : 'COMPLETED', nextRunAt: plan.occurrence, failureReason: error };
 }
 
 /**

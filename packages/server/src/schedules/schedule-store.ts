@@ -22,7 +22,8 @@ export interface ScheduleRow {
   /** One-time: the requested wall clock (a timestamp without zone, read back as text). */
   scheduled_for: string | null;
   status: ScheduleStatus;
-  next_run_at: Date | null;
+  /** When PENDING, the next run; once ended, the run it was due for then (see NEXT_RUN). */
+  next_run_at: Date;
   locked_until: Date | null;
   last_run_at: Date | null;
   failure_reason: string | null;
@@ -39,10 +40,18 @@ export interface RunRow {
 
 export type NewSchedule = Omit<ScheduleRow, 'status' | 'locked_until' | 'last_run_at' | 'failure_reason' | 'next_run_at'> & { next_run_at: Date };
 
+/**
+ * A schedule keeps next_run_at when it ends: the run it was due for then (a one-time schedule's
+ * run, the occurrence a cancellation called off), so nextRunAt is always a timestamp, as the
+ * contract types it. Schedules that ended while it was cleared on ending have none: their last
+ * run, or their last change, stands in.
+ */
+const NEXT_RUN = 'coalesce(next_run_at, last_run_at, updated_at) AS next_run_at';
+
 // scheduled_for comes back as text so no engine turns the zoneless wall clock into a local-time Date.
 const COLUMNS = `id, protocol_id, environment, kind, wallet, subject, body, category, priority, preferred_channel, write_receipt,
   template_id, template_variables, cron_expr, timezone, to_char(scheduled_for, 'YYYY-MM-DD"T"HH24:MI:SS.MS') AS scheduled_for,
-  status, next_run_at, locked_until, last_run_at, failure_reason, created_at`;
+  status, ${NEXT_RUN}, locked_until, last_run_at, failure_reason, created_at`;
 
 export async function insertSchedule(db: Queryable, row: NewSchedule): Promise<void> {
   await db.query(
@@ -83,7 +92,7 @@ export async function listSchedules(db: Queryable, protocolId: string, page: num
     db,
     { text: 'SELECT count(*)::int AS total FROM schedules WHERE protocol_id = $1', params: [protocolId] },
     {
-      text: `SELECT id, wallet, subject, status, next_run_at FROM schedules WHERE protocol_id = $1
+      text: `SELECT id, wallet, subject, status, ${NEXT_RUN} FROM schedules WHERE protocol_id = $1
      ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
       params: [protocolId, limit, (page - 1) * limit],
     },
@@ -107,7 +116,7 @@ export async function listRuns(db: Queryable, scheduleId: string, limit: number)
  */
 export async function cancelPending(db: Queryable, protocolId: string, id: string, now: Date): Promise<boolean> {
   const rows = await db.query(
-    `UPDATE schedules SET status = 'CANCELLED', next_run_at = NULL, locked_until = NULL, updated_at = $3
+    `UPDATE schedules SET status = 'CANCELLED', locked_until = NULL, updated_at = $3
      WHERE id = $1 AND protocol_id = $2 AND status = 'PENDING' RETURNING id`,
     [id, protocolId, now],
   );
@@ -134,7 +143,8 @@ export interface RunOutcome {
   error: string | null;
   /** The schedule afterwards. */
   status: ScheduleStatus;
-  nextRunAt: Date | null;
+  /** The next run when PENDING; the run it was due for when it ends. */
+  nextRunAt: Date;
   failureReason: string | null;
 }
 
@@ -170,7 +180,7 @@ export async function recordRuns(db: Queryable, outcomes: RunOutcome[], now: Dat
       col((o) => o.outcome),
       col((o) => o.error),
       col((o) => o.status),
-      col((o) => o.nextRunAt?.toISOString() ?? null),
+      col((o) => o.nextRunAt.toISOString()),
       col((o) => o.failureReason),
       now,
     ],

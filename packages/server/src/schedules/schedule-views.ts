@@ -13,7 +13,7 @@ const iso = (date: Date | null) => (date ? formatInstant(date) : null);
 export async function scheduleList(deps: Deps, protocolId: string, page: number, limit: number): Promise<Static<typeof ScheduleList>> {
   const { rows, total } = await listSchedules(deps.db, protocolId, page, limit);
   return {
-    items: rows.map((row) => ({ id: row.id, wallet: row.wallet, subject: row.subject, status: row.status, nextRunAt: iso(row.next_run_at) })),
+    items: rows.map((row) => ({ id: row.id, wallet: row.wallet, subject: row.subject, status: row.status, nextRunAt: formatInstant(row.next_run_at) })),
     total,
   };
 }
@@ -35,7 +35,7 @@ export async function scheduleRecord(deps: Deps, protocolId: string, id: string)
     templateId: row.template_id,
     environment: row.environment,
     status: row.status,
-    nextRunAt: iso(row.next_run_at),
+    nextRunAt: formatInstant(row.next_run_at),
     cronExpr: row.cron_expr,
     timezone: row.timezone,
     scheduledFor: row.scheduled_for && formatWallClock(Date.parse(`${row.scheduled_for}Z`)),

@@ -49,7 +49,10 @@ export const ScheduleListItem = Type.Object({
   wallet: Type.String(),
   subject: Type.String(),
   status: ScheduleStatusSchema,
-  nextRunAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Null once the schedule is no longer PENDING' }),
+  nextRunAt: Type.String({
+    format: 'date-time',
+    description: 'The next run while PENDING; once the schedule has ended, the run it was due for then (its run, or the one cancelling called off)',
+  }),
 });
 
 export const ScheduleList = Type.Object({ items: Type.Array(ScheduleListItem), total: Type.Integer() });
