@@ -100,13 +100,16 @@ export async function listSchedules(db: Queryable, protocolId: string, page: num
 }
 
 export async function listRuns(db: Queryable, scheduleId: string, limit: number): Promise<{ runs: RunRow[]; total: number }> {
-  const [{ total }] = await db.query<{ total: number }>('SELECT count(*)::int AS total FROM schedule_runs WHERE schedule_id = $1', [scheduleId]);
-  const runs = await db.query<RunRow>(
-    `SELECT occurrence, notification_id, outcome, error, fired_at FROM schedule_runs WHERE schedule_id = $1
+  const { rows, total } = await countAndPage<RunRow>(
+    db,
+    { text: 'SELECT count(*)::int AS total FROM schedule_runs WHERE schedule_id = $1', params: [scheduleId] },
+    {
+      text: `SELECT occurrence, notification_id, outcome, error, fired_at FROM schedule_runs WHERE schedule_id = $1
      ORDER BY occurrence DESC LIMIT $2`,
-    [scheduleId, limit],
+      params: [scheduleId, limit],
+    },
   );
-  return { runs, total };
+  return { runs: rows, total };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { Deps } from '../deps.js';
+import { inSnapshot } from '../db/count-and-page.js';
 import { ApiError } from '../http/errors.js';
 import { findSchedule, listRuns, listSchedules } from './schedule-store.js';
 import type { ScheduleList, ScheduleRecord } from './schemas.js';
@@ -19,9 +20,13 @@ export async function scheduleList(deps: Deps, protocolId: string, page: number,
 }
 
 export async function scheduleRecord(deps: Deps, protocolId: string, id: string): Promise<Static<typeof ScheduleRecord>> {
-  const row = await findSchedule(deps.db, protocolId, id);
+  // One snapshot: a run fired between the reads would show in the runs of a schedule still
+  // waiting for it.
+  const { row, runs, total } = await inSnapshot(deps.db, async (db) => {
+    const found = await findSchedule(db, protocolId, id);
+    return found ? { row: found, ...(await listRuns(db, found.id, RUNS_SHOWN)) } : { row: undefined, runs: [], total: 0 };
+  });
   if (!row) throw new ApiError('SCHEDULE_NOT_FOUND', `Schedule ${id} not found`);
-  const { runs, total } = await listRuns(deps.db, row.id, RUNS_SHOWN);
   return {
     id: row.id,
     kind: row.kind,
