@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Herald, HeraldAdmin, HeraldApiError, HeraldNetworkError, type FetchLike } from '../../packages/sdk/src/client.js';
+import { Herald, HeraldAdmin, HeraldApiError, HeraldNetworkError, responseOf, type FetchLike } from '../../packages/sdk/src/client.js';
 import { ADMIN_TOKEN, atNextSecond, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { closedPort } from './run-cli.js';
 
@@ -54,6 +54,18 @@ describe('SDK against a live gateway', () => {
     const usage = await herald.account.getUsage();
     assert.deepEqual(sortedKeys(usage), ['overageEnabled', 'remaining', 'resetsAt', 'tier', 'usage']);
     assert.equal(usage.remaining, 1_000_000);
+  });
+
+  it('responseOf gives the answer of a result: status, request id and the rate limit, as the gateway sent them', async () => {
+    const usage = await herald.account.getUsage();
+    const info = responseOf(usage)!;
+    assert.equal(info.statusCode, 200);
+    assert.match(info.requestId ?? '', /\S/);
+    assert.equal(info.rateLimit?.limit, 500, 'the Enterprise tier: 500 requests a second');
+    assert.ok(info.rateLimit!.remaining < 500);
+    assert.ok(Math.abs(info.rateLimit!.reset - Date.now() / 1000) <= 2);
+    const webhooks = await herald.webhooks.list();
+    assert.equal(responseOf(webhooks)?.rateLimit?.limit, 500, 'a bare array answer too');
   });
 
   it('account.listRequests passes page, limit, statusCode and endpoint', async () => {

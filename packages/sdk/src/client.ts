@@ -18,7 +18,16 @@ import { Wallets } from './resources/wallets.js';
 import { Webhooks } from './resources/webhook-endpoints.js';
 
 export { HeraldApiError, HeraldError, HeraldNetworkError, HeraldWaitTimeoutError, type NetworkErrorKind } from './errors.js';
-export { DEFAULT_BASE_URL, IDEMPOTENCY_KEY_HEADER, type CreateOptions, type FetchLike, type RequestOptions } from './request.js';
+export {
+  DEFAULT_BASE_URL,
+  IDEMPOTENCY_KEY_HEADER,
+  responseOf,
+  type CreateOptions,
+  type FetchLike,
+  type RateLimitInfo,
+  type RequestOptions,
+  type ResponseInfo,
+} from './request.js';
 export { SDK_VERSION } from './version.js';
 export type { ListRequestsParams, Protocol, RequestLogEntry, RequestLogPage, Tier, Usage } from './resources/account.js';
 export type { ChannelProviders, Health } from './resources/health.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { HeraldAdmin } from './client.js';
 import { HeraldApiError, HeraldNetworkError } from './errors.js';
-import { RequestCore, type CoreOptions, type RequestOptions } from './request.js';
+import { RequestCore, responseOf, type CoreOptions, type RequestOptions } from './request.js';
 import { Broadcasts, type BroadcastParams } from './resources/broadcasts.js';
 import { Notifications } from './resources/notifications.js';
 import { Schedules, type OneTimeScheduleParams } from './resources/schedules.js';
@@ -96,6 +96,26 @@ describe('RequestCore', () => {
     assert.equal(seen.headers['user-agent'], `herald-sdk-js/${SDK_VERSION}`);
     assert.equal(seen.headers['idempotency-key'], undefined);
     assert.deepEqual(JSON.parse(seen.body), { name: 'n' });
+  });
+
+  it('keeps the answer a result came in: status, headers, request id and rate limit (responseOf)', async () => {
+    const rate = { 'x-request-id': 'req-7', 'x-ratelimit-limit': '20', 'x-ratelimit-remaining': '19', 'x-ratelimit-reset': '1790000001' };
+    server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(202, { queued: true }, rate), json(200, [{ id: 'wh_1' }], { 'x-request-id': 'req-8' }));
+    const sent = await core().request({ method: 'GET', path: '/v1/usage' });
+    assert.deepEqual(sent, { queued: true }, 'the info is not among the result’s own properties');
+    assert.deepEqual(JSON.parse(JSON.stringify(sent)), { queued: true });
+    const info = responseOf(sent)!;
+    assert.equal(info.statusCode, 202, 'the answer that resolved the call, after a retry');
+    assert.equal(info.requestId, 'req-7');
+    assert.deepEqual(info.rateLimit, { limit: 20, remaining: 19, reset: 1790000001 });
+    assert.equal(info.headers.get('content-type'), 'application/json');
+    // A bare array answer too; without the three rate-limit headers, no rateLimit.
+    const list = await core().request({ method: 'GET', path: '/v1/webhooks' });
+    assert.deepEqual([responseOf(list)?.statusCode, responseOf(list)?.requestId, responseOf(list)?.rateLimit], [200, 'req-8', undefined]);
+    // Nothing for what no answer made.
+    assert.equal(responseOf({ queued: true }), undefined);
+    assert.equal(responseOf(undefined), undefined);
+    assert.equal(responseOf('text'), undefined);
   });
 
   it('retries a GET on 503 with exponential backoff, then succeeds', async () => {

@@ -97,6 +97,50 @@ export function createCall(path: string, body: unknown, options: CreateOptions =
 
 type Answer = { ok: true; value: unknown } | { ok: false; error: HeraldApiError; retryAfterMs: number | undefined };
 
+/** The rate limit an answer reported (`X-RateLimit-Limit`, `-Remaining`, `-Reset` in Unix seconds). */
+export interface RateLimitInfo {
+  limit: number;
+  remaining: number;
+  reset: number;
+}
+
+/** What the gateway's answer said beside its body. */
+export interface ResponseInfo {
+  statusCode: number;
+  headers: Headers;
+  /** `X-Request-Id`: name it when asking about a call. */
+  requestId: string | undefined;
+  /** Undefined when the three headers were not all there as whole numbers. */
+  rateLimit: RateLimitInfo | undefined;
+}
+
+const answers = new WeakMap<object, ResponseInfo>();
+
+/**
+ * The answer a call's result came in (status, headers, request id, rate limit), as Stripe's
+ * `lastResponse`: for any object or array a call resolved with; undefined for anything else (a
+ * call answered 204 has no result, and a listAll iterator yields items of pages, not pages).
+ * @example const sent = await herald.notifications.send(params);
+ * const remaining = responseOf(sent)?.rateLimit?.remaining;
+ */
+export function responseOf(result: unknown): ResponseInfo | undefined {
+  return typeof result === 'object' && result !== null ? answers.get(result) : undefined;
+}
+
+function responseInfo(response: Response): ResponseInfo {
+  const whole = (name: string) => {
+    const value = response.headers.get(name);
+    return value !== null && /^\d+$/.test(value.trim()) ? Number(value) : undefined;
+  };
+  const [limit, remaining, reset] = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'].map(whole);
+  return {
+    statusCode: response.status,
+    headers: response.headers,
+    requestId: response.headers.get('x-request-id') ?? undefined,
+    rateLimit: limit !== undefined && remaining !== undefined && reset !== undefined ? { limit, remaining, reset } : undefined,
+  };
+}
+
 function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -296,6 +340,7 @@ export class RequestCore {
       if (response.status === 204 && noContent) return { ok: true, value: undefined };
       // Every other answer of the gateway is JSON: anything else came from something that is not it.
       const value = parseJson(text);
+      if (typeof value === 'object' && value !== null) answers.set(value, responseInfo(response));
       if (value !== undefined) return { ok: true, value };
       const type = response.headers.get('content-type') ?? 'no content type';
       throw new HeraldNetworkError(
