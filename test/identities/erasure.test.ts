@@ -28,6 +28,10 @@ describe('identity erasure', () => {
     for (const table of ['identities', 'identity_codes', 'identity_challenges', 'telegram_link_tokens', 'subscriptions']) {
       counts[table] = (await gw.herald.deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE wallet = $1`, [wallet]))[0].n;
     }
+    // Herald's own captured messages to the wallet (its verification codes).
+    counts.codes_captured = (
+      await gw.herald.deps.db.query<{ n: number }>("SELECT count(*)::int AS n FROM captured_messages WHERE protocol_id = 'herald' AND wallet = $1", [wallet])
+    )[0].n;
     return counts;
   }
 
@@ -49,16 +53,23 @@ describe('identity erasure', () => {
     const wallet = await fullyRegistered();
     const bystander = await fullyRegistered();
     const rows = await rowsOf(wallet.address);
-    assert.ok(rows.identities === 1 && rows.identity_codes === 1 && rows.telegram_link_tokens === 1 && rows.subscriptions === 2, JSON.stringify(rows));
+    assert.ok(rows.identities === 1 && rows.identity_codes === 1 && rows.telegram_link_tokens === 1 && rows.subscriptions === 2 && rows.codes_captured === 2, JSON.stringify(rows));
 
     const res = await erase(wallet);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(res.body, { deleted: true });
-    assert.deepEqual(await rowsOf(wallet.address), { identities: 0, identity_codes: 0, identity_challenges: 0, telegram_link_tokens: 0, subscriptions: 0 });
+    assert.deepEqual(await rowsOf(wallet.address), {
+      identities: 0,
+      identity_codes: 0,
+      identity_challenges: 0,
+      telegram_link_tokens: 0,
+      subscriptions: 0,
+      codes_captured: 0,
+    });
     assert.deepEqual((await call(gw.url, acme.apiKey, 'GET', `/v1/wallets/${wallet.address}/status`)).body, { registered: false, channels: [] });
     const reachable = await reachableChannels(gw.herald.deps.db, [wallet.address, bystander.address]);
     assert.deepEqual([...reachable.keys()], [bystander.address]);
-    assert.equal((await rowsOf(bystander.address)).subscriptions, 2, 'other wallets are untouched');
+    assert.deepEqual([(await rowsOf(bystander.address)).subscriptions, (await rowsOf(bystander.address)).codes_captured], [2, 2], 'other wallets are untouched');
   });
 
   it('leaves no subscription behind when protocols subscribe or unsubscribe the wallet during its erasure', async () => {

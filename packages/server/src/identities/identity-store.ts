@@ -1,6 +1,7 @@
 import type { Channel } from '../channels/provider.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Queryable } from '../db/connection.js';
+import { SYSTEM_PROTOCOL } from './send-verification-code.js';
 
 /**
  * One row per registered wallet. Contacts are SecretBox ciphertexts. A channel is reachable iff
@@ -77,6 +78,9 @@ export async function eraseWallet(db: Queryable, wallet: string): Promise<boolea
   await db.query('DELETE FROM identity_challenges WHERE wallet = $1', [wallet]);
   await db.query('DELETE FROM telegram_link_tokens WHERE wallet = $1', [wallet]);
   await db.query('DELETE FROM subscriptions WHERE wallet = $1', [wallet]);
+  // Herald's own messages to the wallet (its codes, the bot's replies) where no provider was set
+  // up (captured): a protocol's captures are its records of its own sends, and stay.
+  await db.query('DELETE FROM captured_messages WHERE protocol_id = $1 AND wallet = $2', [SYSTEM_PROTOCOL, wallet]);
   return removed.length === 1;
 }
 
