@@ -15,7 +15,7 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
 /** Printable ASCII, no space at either end: what any HTTP client can send as a header value. */
 export const KEY_CHARACTERS = /^[!-~](?:[ -~]*[!-~])?$/;
 
-/** The optional Idempotency-Key header of the calls that create a broadcast or a schedule. */
+/** The optional Idempotency-Key header of the calls that create something: a broadcast, a schedule, a template or one of its versions. */
 export const IdempotencyKeyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({

@@ -1,4 +1,5 @@
 import { requireLiveKey, type KeyHolder } from '../auth/live-key.js';
+import { answeredBefore, createOnce, type CreationKey } from '../creation-keys/creation-key.js';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
@@ -93,32 +94,52 @@ async function templateRecord(db: Queryable, protocolId: string, id: string): Pr
   };
 }
 
+/** An answer, and whether it is the first answer given again for a repeated Idempotency-Key. */
+export interface Keyed<T> {
+  answer: T;
+  replayed: boolean;
+}
+
+/**
+ * Runs a write that makes something new (a template, a version) once per Idempotency-Key: a
+ * repeated key gets the first answer before anything is checked, and the write commits with
+ * the key (createOnce).
+ */
+async function once<T>(deps: Db, key: CreationKey | undefined, write: (tx: Queryable) => Promise<T>): Promise<Keyed<T>> {
+  const before = await answeredBefore<T>(deps.db, key);
+  if (before !== undefined) return { answer: before, replayed: true };
+  return createOnce(deps.db, key, deps.now(), write);
+}
+
 export async function createTemplate(
   deps: Db,
   protocolId: string,
   input: { name: string; category: string } & Omit<VersionSources, 'serviceFooter'> & { serviceFooter?: ServiceFooter },
-): Promise<string> {
-  checkSources(input);
-  const id = newId.template();
-  const sources: VersionSources = {
-    subjectTemplate: input.subjectTemplate,
-    htmlSource: input.htmlSource,
-    textSource: input.textSource,
-    serviceFooter: input.serviceFooter ?? 'full',
-  };
-  await deps.db.transaction((tx) => insertTemplate(tx, { id, protocolId, name: input.name, category: input.category, sources, now: deps.now() }));
-  return id;
+  key?: CreationKey,
+): Promise<Keyed<{ templateId: string }>> {
+  return once(deps, key, async (tx) => {
+    checkSources(input);
+    const id = newId.template();
+    const sources: VersionSources = {
+      subjectTemplate: input.subjectTemplate,
+      htmlSource: input.htmlSource,
+      textSource: input.textSource,
+      serviceFooter: input.serviceFooter ?? 'full',
+    };
+    await insertTemplate(tx, { id, protocolId, name: input.name, category: input.category, sources, now: deps.now() });
+    return { templateId: id };
+  });
 }
 
 /**
  * PUT: a new version from the given fields, every other field carried over from the current
  * version. `name` and `category` belong to the template, not to a version: they change in place.
  */
-export async function updateTemplate(deps: Db, protocolId: string, id: string, changes: TemplateChanges): Promise<TemplateRecord> {
-  checkSources(changes);
+export async function updateTemplate(deps: Db, protocolId: string, id: string, changes: TemplateChanges, key?: CreationKey): Promise<Keyed<TemplateRecord>> {
   const now = deps.now();
   // Answered from the transaction: a concurrent update's version is not this call's.
-  return deps.db.transaction(async (tx) => {
+  return once(deps, key, async (tx) => {
+    checkSources(changes);
     const template = await advanceVersion(tx, protocolId, id, changes, now);
     if (!template) throw notFound(id);
     const previous = (await findVersion(tx, id, template.current_version - 1))!;
@@ -142,9 +163,9 @@ export async function updateTemplate(deps: Db, protocolId: string, id: string, c
  * Makes an old version current by copying it as a new version: history only ever grows, and
  * every notification keeps pointing at the exact sources it was rendered from.
  */
-export async function restoreTemplateVersion(deps: Db, protocolId: string, id: string, version: number): Promise<TemplateRecord> {
+export async function restoreTemplateVersion(deps: Db, protocolId: string, id: string, version: number, key?: CreationKey): Promise<Keyed<TemplateRecord>> {
   const now = deps.now();
-  return deps.db.transaction(async (tx) => {
+  return once(deps, key, async (tx) => {
     const template = await advanceVersion(tx, protocolId, id, {}, now);
     if (!template) throw notFound(id);
     const old = await findVersion(tx, id, version);

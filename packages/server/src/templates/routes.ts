@@ -1,7 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { keyHolderOf } from '../auth/live-key.js';
+import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
 import type { Deps } from '../deps.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
@@ -14,6 +15,7 @@ import {
   requireTemplateWriter,
   restoreTemplateVersion,
   updateTemplate,
+  type Keyed,
 } from './manage-templates.js';
 import {
   CreateTemplateBody,
@@ -28,6 +30,13 @@ import { listTemplates } from './template-store.js';
 
 const tags = ['templates'];
 const UPDATABLE = ['name', 'category', 'subjectTemplate', 'htmlSource', 'textSource', 'serviceFooter'] as const;
+const CREATE_FIELDS = Object.keys(CreateTemplateBody.properties);
+
+/** The answer of a write made once per Idempotency-Key, marked when given again. */
+function answer<T>(reply: FastifyReply, { answer, replayed }: Keyed<T>): T {
+  if (replayed) reply.header(REPLAYED_HEADER, 'true');
+  return answer;
+}
 
 /** Email templates (Growth tier and above): create, list, read, version, restore, delete. */
 export function templateRoutes(app: FastifyInstance, deps: Deps): void {
@@ -48,16 +57,18 @@ export function templateRoutes(app: FastifyInstance, deps: Deps): void {
     '/v1/templates/email',
     {
       ...writeGate,
+      preValidation: refuseBodyKey('POST /v1/templates/email'),
       schema: {
         tags,
         summary: 'Create an email template (its version 1)',
+        headers: IdempotencyKeyHeaders,
         body: CreateTemplateBody,
-        response: { 201: Type.Object({ templateId: Type.String() }), ...errorResponses(400, 401, 403, 429) },
+        response: { 201: Type.Object({ templateId: Type.String() }), ...errorResponses(400, 401, 403, 409, 429) },
       },
     },
     async (request, reply) => {
-      const templateId = await createTemplate(deps, request.auth!.protocol.id, request.body);
-      return reply.code(201).send({ templateId });
+      const key = creationKeyOf(request, 'POST /v1/templates/email', CREATE_FIELDS);
+      return reply.code(201).send(answer(reply, await createTemplate(deps, request.auth!.protocol.id, request.body, key)));
     },
   );
 
@@ -88,18 +99,21 @@ export function templateRoutes(app: FastifyInstance, deps: Deps): void {
     '/v1/templates/email/:id',
     {
       ...writeGate,
+      preValidation: refuseBodyKey('PUT /v1/templates/email/:id'),
       schema: {
         tags,
         summary: 'Update a template: stores a new version, which becomes current',
+        headers: IdempotencyKeyHeaders,
         params: TemplateIdParams,
         body: UpdateTemplateBody,
-        response: { 200: TemplateRecordSchema, ...errorResponses(400, 401, 403, 404, 429) },
+        response: { 200: TemplateRecordSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body ?? {};
       requireSomeChange(body, UPDATABLE);
-      return updateTemplate(deps, request.auth!.protocol.id, request.params.id, body);
+      const key = creationKeyOf(request, `PUT /v1/templates/email/${request.params.id}`, UPDATABLE);
+      return answer(reply, await updateTemplate(deps, request.auth!.protocol.id, request.params.id, body, key));
     },
   );
 
@@ -133,10 +147,15 @@ export function templateRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         tags,
         summary: 'Make an old version current again (stored as a new version that copies it)',
+        headers: IdempotencyKeyHeaders,
         params: TemplateVersionParams,
-        response: { 200: TemplateRecordSchema, ...errorResponses(400, 401, 403, 404, 429) },
+        response: { 200: TemplateRecordSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
     },
-    async (request) => restoreTemplateVersion(deps, request.auth!.protocol.id, request.params.id, request.params.version),
+    async (request, reply) => {
+      const { id, version } = request.params;
+      const key = creationKeyOf(request, `POST /v1/templates/email/${id}/versions/${version}/restore`, []);
+      return answer(reply, await restoreTemplateVersion(deps, request.auth!.protocol.id, id, version, key));
+    },
   );
 }
