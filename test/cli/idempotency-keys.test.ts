@@ -243,6 +243,47 @@ describe('herald sends carry an idempotency key of their own', () => {
     assert.match(human.stderr, /Re-running with --idempotency-key cli_\S+ does not create it twice\./);
   });
 
+  it('template create, update and restore carry an Idempotency-Key of their own: a lost answer is retried without a second template or version', async () => {
+    const acme = await gw.createProtocol({ tier: 3 });
+    const count = async (sql: string) => (await gw.herald.deps.db.query<{ n: number }>(sql, [acme.id]))[0].n;
+    const templates = () => count('SELECT count(*)::int AS n FROM email_templates WHERE protocol_id = $1');
+    const versions = () => count('SELECT count(*)::int AS n FROM email_template_versions v JOIN email_templates t ON t.id = v.template_id WHERE t.protocol_id = $1');
+    const create = ['template', 'create', '--name', 'Alert', '--category', 'defi', '--subject', 'Health {{h}}', '--html', '<p>{{h}}</p>', '--text', '{{h}}', '--json'];
+
+    let from = proxy.seen.length;
+    proxy.loseNextAnswer('POST', '/v1/templates/email', 'drop');
+    const created = await herald(acme, create, proxy.url);
+    assert.equal(created.code, 0, created.stderr);
+    const keys = postsTo('/v1/templates/email', from).map((r) => r.headers['idempotency-key']);
+    assert.equal(keys.length, 2, 'the first attempt and one retry');
+    assert.match(String(keys[0]), GENERATED);
+    assert.equal(keys[1], keys[0]);
+    assert.deepEqual([await templates(), await versions()], [1, 1]);
+    const id = created.json().templateId;
+
+    from = proxy.seen.length;
+    proxy.loseNextAnswer('PUT', `/v1/templates/email/${id}`, '503');
+    const updated = await herald(acme, ['template', 'update', id, '--subject', 'Now {{h}}', '--json'], proxy.url);
+    assert.equal(updated.code, 0, updated.stderr);
+    const puts = proxy.seen.slice(from).filter((r) => r.method === 'PUT').map((r) => r.headers['idempotency-key']);
+    assert.equal(puts.length, 2);
+    assert.equal(puts[1], puts[0]);
+    assert.equal(updated.json().version, 2);
+    assert.equal(await versions(), 2, 'one version for the update, retry and all');
+
+    proxy.loseNextAnswer('POST', `/v1/templates/email/${id}/versions/1/restore`, 'drop');
+    const restored = await herald(acme, ['template', 'restore', id, '1', '--json'], proxy.url);
+    assert.equal(restored.code, 0, restored.stderr);
+    assert.equal(restored.json().version, 3);
+    assert.equal(await versions(), 3);
+
+    // A given key: running the command again answers with the first result.
+    const first = await herald(acme, [...create, '--idempotency-key', 'alert-v1']);
+    const again = await herald(acme, [...create, '--idempotency-key', 'alert-v1']);
+    assert.equal(again.json().templateId, first.json().templateId);
+    assert.equal(await templates(), 2);
+  });
+
   it('broadcast --from-stdin takes an idempotencyKey in the object as the request key; the flag wins', async () => {
     const acme = await gw.createProtocol({ tier: 3 });
     await call(gw.url, acme.apiKey, 'POST', '/v1/subscriptions', { walletAddress: wallet, channels: ['email'] });

@@ -46,7 +46,7 @@ export function retryKeyOf(error: unknown): string | undefined {
 export const outcomeUnknown = (error: unknown) => error instanceof HeraldNetworkError || (error instanceof HeraldApiError && error.statusCode >= 500);
 
 /**
- * Runs a call that creates a broadcast or a schedule with the Idempotency-Key given by the user,
+ * Runs a call that creates something (a broadcast, a schedule, a template or a version) with the Idempotency-Key given by the user,
  * or with one generated for this run (so the SDK's retries of a lost answer create nothing twice).
  * The key goes in a header, so it must be printable ASCII. When the outcome is unknown, the error
  * carries the key to run the command again with.

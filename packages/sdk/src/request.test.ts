@@ -240,6 +240,28 @@ describe('RequestCore', () => {
     assert.equal(server.seen.length, 2);
   });
 
+  it('retries templates.create, update and restoreVersion given a key, with the same Idempotency-Key header each time', async () => {
+    const templates = new Templates(core({ maxRetries: 3 }));
+    const calls: [string, string, () => Promise<unknown>][] = [
+      ['POST', '/v1/templates/email', () => templates.create({ name: 'n', category: 'defi', subjectTemplate: 's', htmlSource: 'h', textSource: 't' }, { idempotencyKey: 'k-create' })],
+      ['PUT', '/v1/templates/email/tmpl_1', () => templates.update('tmpl_1', { subjectTemplate: 'S' }, { idempotencyKey: 'k-update' })],
+      ['POST', '/v1/templates/email/tmpl_1/versions/1/restore', () => templates.restoreVersion('tmpl_1', 1, { idempotencyKey: 'k-restore' })],
+    ];
+    for (const [method, path, send] of calls) {
+      server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(200, { templateId: 'tmpl_1', version: 2 }));
+      await send();
+      assert.deepEqual(
+        server.seen.map((seen) => [seen.method, seen.url]),
+        [
+          [method, path],
+          [method, path],
+        ],
+      );
+      const keys = server.seen.map((seen) => seen.headers['idempotency-key']);
+      assert.ok(keys[0] && keys[0] === keys[1], `${path}: ${keys}`);
+    }
+  });
+
   it('names a non-JSON error answer by its status', async () => {
     server.reset((res) => {
       res.writeHead(502, { 'content-type': 'text/html' });

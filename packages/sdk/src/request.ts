@@ -68,7 +68,7 @@ export interface ApiCall {
   headers?: Record<string, string>;
 }
 
-/** The options of the calls that create a broadcast or a schedule: the common ones and the idempotency key. */
+/** The options of the calls that create something (a broadcast, a schedule, a template or one of its versions): the common ones and the idempotency key. */
 export interface CreateOptions extends RequestOptions {
   /**
    * Sent as the `Idempotency-Key` header (1–255 printable ASCII characters). It makes the call safe to retry: the
@@ -82,17 +82,24 @@ export interface CreateOptions extends RequestOptions {
 export const IDEMPOTENCY_KEY_HEADER = /^[!-~](?:[ -~]{0,253}[!-~])?$/;
 
 /**
- * A creation call (POST) with `options.idempotencyKey` as its header; retry-safe with one. A key
- * that cannot be a header value throws a TypeError at once: fetch would refuse to send it, which
- * would otherwise look like a network failure and be retried.
+ * A creation call with `options.idempotencyKey` as its header; retry-safe with one. Without one a
+ * PUT (a template update, which stores a new version each time it arrives) is retried only as a
+ * POST is. A key that cannot be a header value throws a TypeError at once: fetch would refuse to
+ * send it, which would otherwise look like a network failure and be retried.
  */
-export function createCall(path: string, body: unknown, options: CreateOptions = {}): { call: ApiCall; options: RequestOptions } {
+export function createCall(
+  path: string,
+  body: unknown,
+  options: CreateOptions = {},
+  method: 'POST' | 'PUT' = 'POST',
+): { call: ApiCall; options: RequestOptions } {
   const { idempotencyKey, ...requestOptions } = options;
-  if (idempotencyKey === undefined) return { call: { method: 'POST', path, body }, options: requestOptions };
+  const call: ApiCall = { method, path, body, ...(method === 'PUT' ? { repeatsWork: true } : {}) };
+  if (idempotencyKey === undefined) return { call, options: requestOptions };
   if (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY_HEADER.test(idempotencyKey)) {
     throw new TypeError(`idempotencyKey must be 1 to 255 printable ASCII characters without a space at either end, got ${JSON.stringify(idempotencyKey)}`);
   }
-  return { call: { method: 'POST', path, body, headers: { 'idempotency-key': idempotencyKey }, retrySafe: true }, options: requestOptions };
+  return { call: { ...call, headers: { 'idempotency-key': idempotencyKey }, retrySafe: true }, options: requestOptions };
 }
 
 type Answer = { ok: true; value: unknown } | { ok: false; error: HeraldApiError; retryAfterMs: number | undefined };

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Category, CreateTemplateParams, ServiceFooter, Template, UpdateTemplateParams } from '@herald/sdk';
 import { Option, type Command } from 'commander';
 import { cancelled, usageError } from '../exit-codes.js';
+import { CREATE_KEY_HELP, withCreationKey } from '../idempotency-key.js';
 import { CATEGORIES } from '../notification-input.js';
 import { integerIn } from '../parse-options.js';
 import type { Output } from '../output.js';
@@ -17,6 +18,7 @@ interface TemplateFlags {
   text?: string;
   textFile?: string;
   serviceFooter?: ServiceFooter;
+  idempotencyKey?: string;
 }
 
 function addTemplateOptions(command: Command): Command {
@@ -28,7 +30,8 @@ function addTemplateOptions(command: Command): Command {
     .option('--html-file <path>', 'read the HTML body from a file')
     .option('--text <source>', 'plain-text body, Handlebars (email text part, Telegram and SMS)')
     .option('--text-file <path>', 'read the plain-text body from a file')
-    .addOption(new Option('--service-footer <footer>', 'full (default), minimal or none').choices(['full', 'minimal', 'none']));
+    .addOption(new Option('--service-footer <footer>', 'full (default), minimal or none').choices(['full', 'minimal', 'none']))
+    .option('--idempotency-key <key>', CREATE_KEY_HELP);
 }
 
 function source(inline: string | undefined, file: string | undefined, flag: string): string | undefined {
@@ -114,7 +117,7 @@ export function registerTemplate(program: Command, contextOf: ContextOf): void {
     const flagOf = { name: '--name', category: '--category', subjectTemplate: '--subject', htmlSource: '--html or --html-file', textSource: '--text or --text-file' };
     if (missing.length > 0) throw usageError(`Missing ${missing.map((field) => flagOf[field]).join(', ')}`);
     const context = contextOf(command);
-    const created = await context.herald().templates.create(fields as CreateTemplateParams);
+    const created = await withCreationKey(flags.idempotencyKey, (key) => context.herald().templates.create(fields as CreateTemplateParams, { idempotencyKey: key }));
     context.out.result(created, () => context.out.line(context.out.style.green(`Created template ${created.templateId}`)));
   });
 
@@ -123,7 +126,7 @@ export function registerTemplate(program: Command, contextOf: ContextOf): void {
       const fields = templateFields(flags);
       if (Object.keys(fields).length === 0) throw usageError('Nothing to change: give at least one of --name, --category, --subject, --html, --text, --service-footer');
       const context = contextOf(command);
-      const updated = await context.herald().templates.update(id, fields);
+      const updated = await withCreationKey(flags.idempotencyKey, (key) => context.herald().templates.update(id, fields, { idempotencyKey: key }));
       context.out.result(updated, () => context.out.line(context.out.style.green(`Updated template ${updated.id}: now version ${updated.version}`)));
     },
   );
@@ -133,9 +136,10 @@ export function registerTemplate(program: Command, contextOf: ContextOf): void {
     .description('make an old version current again (stored as a new version)')
     .argument('<id>', 'template id (tmpl_…)')
     .argument('<version>', 'the version to restore', integerIn(1, 1_000_000))
-    .action(async (id: string, version: number, _flags: unknown, command: Command) => {
+    .option('--idempotency-key <key>', CREATE_KEY_HELP)
+    .action(async (id: string, version: number, flags: { idempotencyKey?: string }, command: Command) => {
       const context = contextOf(command);
-      const restored = await context.herald().templates.restoreVersion(id, version);
+      const restored = await withCreationKey(flags.idempotencyKey, (key) => context.herald().templates.restoreVersion(id, version, { idempotencyKey: key }));
       context.out.result(restored, () => context.out.line(context.out.style.green(`Restored version ${version} of ${id} as version ${restored.version}`)));
     });
 

@@ -1,4 +1,4 @@
-import type { RequestCore, RequestOptions } from '../request.js';
+import { createCall, type CreateOptions, type RequestCore, type RequestOptions } from '../request.js';
 import type { Category } from './notifications.js';
 
 /**
@@ -76,11 +76,13 @@ export class Templates {
   constructor(private readonly core: RequestCore) {}
 
   /**
-   * Creates a template (its version 1).
-   * @example const { templateId } = await herald.templates.create({ name: 'Alert', category: 'defi', subjectTemplate: 'Health {{h}}', htmlSource: '<p>{{h}}</p>', textSource: '{{h}}' });
+   * Creates a template (its version 1). With `options.idempotencyKey` a repeat creates nothing
+   * more and answers the first answer, so the call is retried like a GET.
+   * @example const { templateId } = await herald.templates.create({ name: 'Alert', category: 'defi', subjectTemplate: 'Health {{h}}', htmlSource: '<p>{{h}}</p>', textSource: '{{h}}' }, { idempotencyKey: 'alert-template-v1' });
    */
-  create(params: CreateTemplateParams, options?: RequestOptions): Promise<{ templateId: string }> {
-    return this.core.request({ method: 'POST', path: '/v1/templates/email', body: params }, options);
+  create(params: CreateTemplateParams, options?: CreateOptions): Promise<{ templateId: string }> {
+    const { call, options: requestOptions } = createCall('/v1/templates/email', params, options);
+    return this.core.request(call, requestOptions);
   }
 
   /**
@@ -100,12 +102,13 @@ export class Templates {
   }
 
   /**
-   * Stores a new version, which becomes current.
-   * @example const { version } = await herald.templates.update('tmpl_01J…', { subjectTemplate: 'New: {{h}}' });
+   * Stores a new version, which becomes current. Every update that reaches the gateway adds a
+   * version, so one whose answer was lost is sent again only with `options.idempotencyKey`.
+   * @example const { version } = await herald.templates.update('tmpl_01J…', { subjectTemplate: 'New: {{h}}' }, { idempotencyKey: 'alert-v2' });
    */
-  update(id: string, params: UpdateTemplateParams, options?: RequestOptions): Promise<Template> {
-    // Every update that reaches the gateway adds a version: one whose answer was lost is not sent again.
-    return this.core.request({ method: 'PUT', path: templatePath(id), body: params, repeatsWork: true }, options);
+  update(id: string, params: UpdateTemplateParams, options?: CreateOptions): Promise<Template> {
+    const { call, options: requestOptions } = createCall(templatePath(id), params, options, 'PUT');
+    return this.core.request(call, requestOptions);
   }
 
   /**
@@ -128,7 +131,8 @@ export class Templates {
    * Makes an old version current again, stored as a new version that copies it.
    * @example const { version } = await herald.templates.restoreVersion('tmpl_01J…', 1);
    */
-  restoreVersion(id: string, version: number, options?: RequestOptions): Promise<Template> {
-    return this.core.request({ method: 'POST', path: `${versionPath(id, version)}/restore` }, options);
+  restoreVersion(id: string, version: number, options?: CreateOptions): Promise<Template> {
+    const { call, options: requestOptions } = createCall(`${versionPath(id, version)}/restore`, undefined, options);
+    return this.core.request(call, requestOptions);
   }
 }
