@@ -73,6 +73,12 @@ export async function answeredBefore<T>(db: Queryable, key: CreationKey | undefi
   return row ? answerOf(key, row) : undefined;
 }
 
+/** An answer, and whether it is the first answer given again for a repeated Idempotency-Key. */
+export interface Keyed<T> {
+  answer: T;
+  replayed: boolean;
+}
+
 /**
  * Runs `create` in one transaction with the key's row, and keeps its answer with the key. A
  * concurrent request with the same key waits on the key's unique index until this transaction
@@ -87,7 +93,7 @@ export async function createOnce<T>(
   key: CreationKey | undefined,
   now: Date,
   create: (tx: Queryable) => Promise<T>,
-): Promise<{ answer: T; replayed: boolean }> {
+): Promise<Keyed<T>> {
   return db.transaction(async (tx) => {
     if (key && !(await claimCreationKey(tx, key, now))) {
       const row = await findCreationKey<T>(tx, key);

@@ -1,5 +1,5 @@
 import { requireLiveKey, type KeyHolder } from '../auth/live-key.js';
-import { answeredBefore, createOnce, type CreationKey } from '../creation-keys/creation-key.js';
+import { answeredBefore, createOnce, type CreationKey, type Keyed } from '../creation-keys/creation-key.js';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
@@ -92,12 +92,6 @@ async function templateRecord(db: Queryable, protocolId: string, id: string): Pr
     updatedAt: template.updated_at.toISOString(),
     versions: versions.map((v) => ({ version: v.version, createdAt: v.created_at.toISOString() })),
   };
-}
-
-/** An answer, and whether it is the first answer given again for a repeated Idempotency-Key. */
-export interface Keyed<T> {
-  answer: T;
-  replayed: boolean;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { keyHolderOf } from '../auth/live-key.js';
-import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
+import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER, type Keyed } from '../creation-keys/creation-key.js';
 import type { Deps } from '../deps.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
@@ -15,7 +15,6 @@ import {
   requireTemplateWriter,
   restoreTemplateVersion,
   updateTemplate,
-  type Keyed,
 } from './manage-templates.js';
 import {
   CreateTemplateBody,

@@ -1,5 +1,6 @@
 import { isIPv4 } from 'node:net';
 import { requireLiveKey, type KeyHolder } from '../auth/live-key.js';
+import { answeredBefore, createOnce, type CreationKey, type Keyed } from '../creation-keys/creation-key.js';
 import type { Deps } from '../deps.js';
 import type { EventType } from '../events/record-event.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
@@ -82,34 +83,45 @@ export async function requireEndpoint(deps: Deps, protocolId: string, id: string
   return row;
 }
 
-/** Registers an endpoint within the tier's cap; the answer carries the secret, the only time it is shown. */
+type CreatedEndpoint = EndpointView & { secret: string };
+
+/**
+ * Registers an endpoint within the tier's cap; the answer carries the secret, the only time it is
+ * shown, and, with an Idempotency-Key, the time a repeat of the request is answered. The answer
+ * kept with the key holds the secret sealed, as the endpoint does.
+ */
 export async function createEndpoint(
   deps: Deps,
   sender: KeyHolder & { tier: number },
   input: { url: string; events: EventType[]; isActive?: boolean },
-): Promise<EndpointView & { secret: string }> {
+  key?: CreationKey,
+): Promise<Keyed<CreatedEndpoint>> {
   await requireLiveSender(deps, sender, 'Registering a webhook endpoint');
+  const open = ({ answer, replayed }: Keyed<CreatedEndpoint>) => ({ answer: { ...answer, secret: deps.secrets.decrypt(answer.secret) }, replayed });
+  const before = await answeredBefore<CreatedEndpoint>(deps.db, key);
+  if (before) return open({ answer: before, replayed: true });
   const protocol = { id: sender.protocolId, tier: sender.tier };
   await assertWebhookUrl(deps, input.url);
-  const secret = newWebhookSecret();
+  const secret = deps.secrets.encrypt(newWebhookSecret());
   const tier = tierOf(protocol.tier);
-  const row = await deps.db.transaction(async (tx) => {
+  const created = await createOnce(deps.db, key, deps.now(), async (tx): Promise<CreatedEndpoint> => {
     await lockProtocol(tx, protocol.id);
     if ((await countEndpoints(tx, protocol.id)) >= tier.webhookEndpoints) {
       const allowance = `${tier.webhookEndpoints} webhook endpoint${tier.webhookEndpoints === 1 ? '' : 's'}`;
       throw new ApiError('WEBHOOK_LIMIT_REACHED', `The ${tier.name} tier allows ${allowance}; delete one or upgrade to register another`);
     }
-    return insertEndpoint(tx, {
+    const row = await insertEndpoint(tx, {
       id: newId.webhook(),
       protocol_id: protocol.id,
       url: input.url,
       events: input.events,
       is_active: input.isActive ?? true,
-      secret_enc: deps.secrets.encrypt(secret),
+      secret_enc: secret,
       now: deps.now(),
     });
+    return { ...endpointView(row), secret };
   });
-  return { ...endpointView(row), secret };
+  return open(created);
 }
 
 export async function listEndpointViews(deps: Deps, protocolId: string): Promise<EndpointView[]> {

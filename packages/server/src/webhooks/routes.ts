@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { keyHolderOf } from '../auth/live-key.js';
+import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
 import type { Deps } from '../deps.js';
 import { errorResponses } from '../http/schemas.js';
 import {
@@ -19,6 +20,7 @@ import { sendTestEvent } from './send-test-event.js';
 import { WebhookSender } from './webhook-sender.js';
 
 const tags = ['webhooks'];
+const CREATE_FIELDS = Object.keys(CreateWebhookBody.properties);
 
 /** Register, list, update, test and delete webhook endpoints (the caller's protocol only). */
 export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
@@ -35,16 +37,21 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
   api.post(
     '/v1/webhooks',
     {
-      preValidation: liveKeyFirst('Registering a webhook endpoint'),
+      preValidation: [liveKeyFirst('Registering a webhook endpoint'), refuseBodyKey('POST /v1/webhooks')],
       schema: {
         tags,
-        summary: 'Register an endpoint; the answer holds its signing secret, shown only once',
+        summary: 'Register an endpoint; the answer holds its signing secret, shown only once (and to a repeat of the same Idempotency-Key)',
+        headers: IdempotencyKeyHeaders,
         body: CreateWebhookBody,
-        response: { 201: CreatedWebhook, ...errorResponses(400, 401, 403, 415, 429) },
+        response: { 201: CreatedWebhook, ...errorResponses(400, 401, 403, 409, 415, 429) },
       },
     },
-    async (request, reply) =>
-      reply.code(201).header('cache-control', 'no-store').send(await createEndpoint(deps, { ...keyHolderOf(request), tier: request.auth!.protocol.tier }, request.body)),
+    async (request, reply) => {
+      const key = creationKeyOf(request, 'POST /v1/webhooks', CREATE_FIELDS);
+      const { answer, replayed } = await createEndpoint(deps, { ...keyHolderOf(request), tier: request.auth!.protocol.tier }, request.body, key);
+      if (replayed) reply.header(REPLAYED_HEADER, 'true');
+      return reply.code(201).header('cache-control', 'no-store').send(answer);
+    },
   );
 
   api.get(
