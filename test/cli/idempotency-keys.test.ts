@@ -243,7 +243,7 @@ describe('herald sends carry an idempotency key of their own', () => {
     assert.match(human.stderr, /Re-running with --idempotency-key cli_\S+ does not create it twice\./);
   });
 
-  it('template create, update and restore carry an Idempotency-Key of their own: a lost answer is retried without a second template or version', async () => {
+  it('template create, update, restore and webhook create carry an Idempotency-Key of their own: a lost answer is retried without creating twice', async () => {
     const acme = await gw.createProtocol({ tier: 3 });
     const count = async (sql: string) => (await gw.herald.deps.db.query<{ n: number }>(sql, [acme.id]))[0].n;
     const templates = () => count('SELECT count(*)::int AS n FROM email_templates WHERE protocol_id = $1');
@@ -276,6 +276,13 @@ describe('herald sends carry an idempotency key of their own', () => {
     assert.equal(restored.code, 0, restored.stderr);
     assert.equal(restored.json().version, 3);
     assert.equal(await versions(), 3);
+
+    // A webhook endpoint too: one registration, and the retry shows the same secret.
+    proxy.loseNextAnswer('POST', '/v1/webhooks', 'drop');
+    const hooked = await herald(acme, ['webhook', 'create', '--url', 'https://hooks.example.com/h', '--json'], proxy.url);
+    assert.equal(hooked.code, 0, hooked.stderr);
+    assert.match(hooked.json().secret, /^whsec_/);
+    assert.equal(await count('SELECT count(*)::int AS n FROM webhook_endpoints WHERE protocol_id = $1'), 1);
 
     // A given key: running the command again answers with the first result.
     const first = await herald(acme, [...create, '--idempotency-key', 'alert-v1']);

@@ -1,6 +1,7 @@
 import type { EventType, UpdateWebhookParams, Webhook } from '@herald/sdk';
 import type { Command } from 'commander';
 import { cancelled, CliError, EXIT, usageError } from '../exit-codes.js';
+import { CREATE_KEY_HELP, withCreationKey } from '../idempotency-key.js';
 import { integerIn, listOf } from '../parse-options.js';
 import { everyItem, shownLine, wholeList, withPaging, type PagingFlags } from '../paging.js';
 import type { Output } from '../output.js';
@@ -82,9 +83,11 @@ export function registerWebhook(program: Command, contextOf: ContextOf): void {
     .description('register an endpoint; its signing secret is shown once')
     .requiredOption('--url <url>', 'receiver URL (http or https)')
     .option('--events <list>', `comma-separated event types (default all): ${EVENT_TYPES.join(', ')}`, parseEvents)
-    .action(async (flags: { url: string; events?: EventType[] }, command: Command) => {
+    .option('--idempotency-key <key>', CREATE_KEY_HELP)
+    .action(async (flags: { url: string; events?: EventType[]; idempotencyKey?: string }, command: Command) => {
       const context = contextOf(command);
-      const created = await context.herald().webhooks.create({ url: flags.url, events: flags.events ?? EVENT_TYPES });
+      const params = { url: flags.url, events: flags.events ?? EVENT_TYPES };
+      const created = await withCreationKey(flags.idempotencyKey, (key) => context.herald().webhooks.create(params, { idempotencyKey: key }));
       const { out } = context;
       out.result(created, () => {
         out.line(out.style.green(`Created webhook ${created.id}`));

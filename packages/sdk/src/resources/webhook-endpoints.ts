@@ -1,5 +1,5 @@
 import { eachDataItem } from '../paginate.js';
-import type { RequestCore, RequestOptions } from '../request.js';
+import { createCall, type CreateOptions, type RequestCore, type RequestOptions } from '../request.js';
 
 export type EventType = 'notification.delivered' | 'notification.bounced' | 'notification.failed' | 'receipt.confirmed' | 'quota.exceeded';
 
@@ -106,11 +106,14 @@ export class Webhooks {
   constructor(private readonly core: RequestCore) {}
 
   /**
-   * Registers an endpoint. Store `secret` at once: it is not shown again.
-   * @example const { id, secret } = await herald.webhooks.create({ url: 'https://example.com/hooks', events: ['notification.delivered'] });
+   * Registers an endpoint. Store `secret` at once: it is not shown again (except to a repeat of
+   * the call with the same `options.idempotencyKey`, which registers nothing more; with a key the
+   * call is retried like a GET).
+   * @example const { id, secret } = await herald.webhooks.create({ url: 'https://example.com/hooks', events: ['notification.delivered'] }, { idempotencyKey: 'hooks-prod' });
    */
-  create(params: CreateWebhookParams, options?: RequestOptions): Promise<CreatedWebhook> {
-    return this.core.request({ method: 'POST', path: '/v1/webhooks', body: params }, options);
+  create(params: CreateWebhookParams, options?: CreateOptions): Promise<CreatedWebhook> {
+    const { call, options: requestOptions } = createCall('/v1/webhooks', params, options);
+    return this.core.request(call, requestOptions);
   }
 
   /**
