@@ -77,4 +77,24 @@ describe('Idempotency-Key on registering a webhook endpoint', () => {
     assert.match(inBody.body.message, /Idempotency-Key header/);
     assert.equal((await register(endpoint, `wh-${randomUUID()}`, acme.sandboxApiKey)).status, 403);
   });
+
+  it('rotates once for a repeated key: the repeat answers the first new secret, and the secret before it keeps its grace period', async () => {
+    const created = (await register({ ...endpoint, url: 'https://hooks.example.com/rotating' })).body;
+    const key = `rotate-${randomUUID()}`;
+    const rotate = (body: unknown) => call(gw.url, acme.apiKey, 'POST', `/v1/webhooks/${created.id}/rotate-secret`, body, { 'idempotency-key': key });
+    const first = await rotate(undefined);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.notEqual(first.body.secret, created.secret);
+    const again = await rotate(undefined);
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(again.body, first.body);
+    // Deliveries are signed with the new secret and, for the grace period, the one before it.
+    const endpointRow = (await gw.herald.deps.db.query<{ secret_enc: string; previous_secret_enc: string }>('SELECT secret_enc, previous_secret_enc FROM webhook_endpoints WHERE id = $1', [created.id]))[0];
+    assert.equal(gw.herald.deps.secrets.decrypt(endpointRow.secret_enc), first.body.secret);
+    assert.equal(gw.herald.deps.secrets.decrypt(endpointRow.previous_secret_enc), created.secret);
+    assert.equal((await rotate({ previousSecretExpiresInSeconds: 60 })).status, 409, 'the same key with another body');
+    const inBody = await call(gw.url, acme.apiKey, 'POST', `/v1/webhooks/${created.id}/rotate-secret`, { idempotencyKey: 'k' });
+    assert.equal(inBody.status, 400);
+  });
 });

@@ -85,6 +85,11 @@ export async function requireEndpoint(deps: Deps, protocolId: string, id: string
 
 type CreatedEndpoint = EndpointView & { secret: string };
 
+/** An answer kept with an Idempotency-Key holds its secret sealed: the one given out is opened. */
+function openSecret<T extends { secret: string }>(deps: Deps, { answer, replayed }: Keyed<T>): Keyed<T> {
+  return { answer: { ...answer, secret: deps.secrets.decrypt(answer.secret) }, replayed };
+}
+
 /**
  * Registers an endpoint within the tier's cap; the answer carries the secret, the only time it is
  * shown, and, with an Idempotency-Key, the time a repeat of the request is answered. The answer
@@ -97,9 +102,8 @@ export async function createEndpoint(
   key?: CreationKey,
 ): Promise<Keyed<CreatedEndpoint>> {
   await requireLiveSender(deps, sender, 'Registering a webhook endpoint');
-  const open = ({ answer, replayed }: Keyed<CreatedEndpoint>) => ({ answer: { ...answer, secret: deps.secrets.decrypt(answer.secret) }, replayed });
   const before = await answeredBefore<CreatedEndpoint>(deps.db, key);
-  if (before) return open({ answer: before, replayed: true });
+  if (before) return openSecret(deps, { answer: before, replayed: true });
   const protocol = { id: sender.protocolId, tier: sender.tier };
   await assertWebhookUrl(deps, input.url);
   const secret = deps.secrets.encrypt(newWebhookSecret());
@@ -121,7 +125,7 @@ export async function createEndpoint(
     });
     return { ...endpointView(row), secret };
   });
-  return open(created);
+  return openSecret(deps, created);
 }
 
 export async function listEndpointViews(deps: Deps, protocolId: string): Promise<EndpointView[]> {
@@ -180,20 +184,26 @@ export async function rotateSecret(
   sender: KeyHolder,
   id: string,
   input: { previousSecretExpiresInSeconds?: number } | undefined,
-): Promise<EndpointView & { secret: string; previousSecretExpiresAt: string | null }> {
+  key?: CreationKey,
+): Promise<Keyed<RotatedEndpoint>> {
   const { protocolId } = sender;
   await requireLiveSender(deps, sender, 'Rotating a webhook secret', id);
-  const secret = newWebhookSecret();
+  // A repeat of a rotation whose answer was lost answers it again rather than rotating once more,
+  // which would leave the receiver's secret (the previous one) out of the grace period.
+  const before = await answeredBefore<RotatedEndpoint>(deps.db, key);
+  if (before) return openSecret(deps, { answer: before, replayed: true });
+  const secret = deps.secrets.encrypt(newWebhookSecret());
   const now = deps.now();
   const keepMs = (input?.previousSecretExpiresInSeconds ?? DEFAULT_PREVIOUS_SECRET_SECONDS) * 1000;
-  const row = await rotateEndpointSecret(deps.db, protocolId, id, {
-    secretEnc: deps.secrets.encrypt(secret),
-    previousExpiresAt: new Date(now.getTime() + keepMs),
-    now,
+  const rotated = await createOnce(deps.db, key, now, async (tx): Promise<RotatedEndpoint> => {
+    const row = await rotateEndpointSecret(tx, protocolId, id, { secretEnc: secret, previousExpiresAt: new Date(now.getTime() + keepMs), now });
+    if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
+    return { ...endpointView(row), secret, previousSecretExpiresAt: previousExpiry(row, now) };
   });
-  if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook ${id} not found`);
-  return { ...endpointView(row), secret, previousSecretExpiresAt: previousExpiry(row, now) };
+  return openSecret(deps, rotated);
 }
+
+type RotatedEndpoint = EndpointView & { secret: string; previousSecretExpiresAt: string | null };
 
 /** Deletes the endpoint with its delivery log. */
 export async function removeEndpoint(deps: Deps, sender: KeyHolder, id: string): Promise<void> {

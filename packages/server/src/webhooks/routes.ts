@@ -21,6 +21,7 @@ import { WebhookSender } from './webhook-sender.js';
 
 const tags = ['webhooks'];
 const CREATE_FIELDS = Object.keys(CreateWebhookBody.properties);
+const ROTATE_FIELDS = Object.keys(RotateSecretBody.properties);
 
 /** Register, list, update, test and delete webhook endpoints (the caller's protocol only). */
 export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
@@ -78,6 +79,7 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
     {
       preValidation: [
         liveKeyFirst('Rotating a webhook secret'),
+        refuseBodyKey('POST /v1/webhooks/:id/rotate-secret'),
         // The body is optional: none is the defaults (a JSON null is a body, and not an object).
         async (request) => {
           if (request.body === undefined) request.body = {};
@@ -86,12 +88,19 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
       schema: {
         tags,
         summary: 'Replace the signing secret; the new one is shown only in this answer, the old one stays valid for a while (default 24 h)',
+        headers: IdempotencyKeyHeaders,
         params: WebhookParams,
         body: RotateSecretBody,
-        response: { 200: RotatedWebhook, ...errorResponses(400, 401, 403, 404, 415, 429) },
+        response: { 200: RotatedWebhook, ...errorResponses(400, 401, 403, 404, 409, 415, 429) },
       },
     },
-    async (request, reply) => reply.header('cache-control', 'no-store').send(await rotateSecret(deps, keyHolderOf(request), request.params.id, request.body)),
+    async (request, reply) => {
+      const { id } = request.params;
+      const key = creationKeyOf(request, `POST /v1/webhooks/${id}/rotate-secret`, ROTATE_FIELDS);
+      const { answer, replayed } = await rotateSecret(deps, keyHolderOf(request), id, request.body, key);
+      if (replayed) reply.header(REPLAYED_HEADER, 'true');
+      return reply.header('cache-control', 'no-store').send(answer);
+    },
   );
 
   api.patch(
