@@ -243,7 +243,7 @@ describe('herald sends carry an idempotency key of their own', () => {
     assert.match(human.stderr, /Re-running with --idempotency-key cli_\S+ does not create it twice\./);
   });
 
-  it('template create, update, restore and webhook create carry an Idempotency-Key of their own: a lost answer is retried without creating twice', async () => {
+  it('template create, update, restore, webhook create and rotate-secret carry an Idempotency-Key of their own: a lost answer is retried without creating twice', async () => {
     const acme = await gw.createProtocol({ tier: 3 });
     const count = async (sql: string) => (await gw.herald.deps.db.query<{ n: number }>(sql, [acme.id]))[0].n;
     const templates = () => count('SELECT count(*)::int AS n FROM email_templates WHERE protocol_id = $1');
@@ -283,6 +283,18 @@ describe('herald sends carry an idempotency key of their own', () => {
     assert.equal(hooked.code, 0, hooked.stderr);
     assert.match(hooked.json().secret, /^whsec_/);
     assert.equal(await count('SELECT count(*)::int AS n FROM webhook_endpoints WHERE protocol_id = $1'), 1);
+    // And its rotation: the retry answers the first new secret, so the one before it keeps its grace period.
+    proxy.loseNextAnswer('POST', `/v1/webhooks/${hooked.json().id}/rotate-secret`, '503');
+    const rotated = await herald(acme, ['webhook', 'rotate-secret', hooked.json().id, '--json'], proxy.url);
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const [row] = await gw.herald.deps.db.query<{ secret_enc: string; previous_secret_enc: string }>(
+      'SELECT secret_enc, previous_secret_enc FROM webhook_endpoints WHERE id = $1',
+      [hooked.json().id],
+    );
+    assert.deepEqual(
+      [gw.herald.deps.secrets.decrypt(row.secret_enc), gw.herald.deps.secrets.decrypt(row.previous_secret_enc)],
+      [rotated.json().secret, hooked.json().secret],
+    );
 
     // A given key: running the command again answers with the first result.
     const first = await herald(acme, [...create, '--idempotency-key', 'alert-v1']);

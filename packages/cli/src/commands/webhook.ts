@@ -63,10 +63,11 @@ export function registerWebhook(program: Command, contextOf: ContextOf): void {
     .description('give an endpoint a new signing secret, shown once; the old one stays valid for a while (default 24 h)')
     .argument('<id>', 'webhook id (wh_…)')
     .option('--keep-previous <seconds>', 'how long the old secret stays valid, 0-604800 (default 86400); requests are signed with both until then', integerIn(0, 604_800))
-    .action(async (id: string, flags: { keepPrevious?: number }, command: Command) => {
+    .option('--idempotency-key <key>', CREATE_KEY_HELP)
+    .action(async (id: string, flags: { keepPrevious?: number; idempotencyKey?: string }, command: Command) => {
       const context = contextOf(command);
       const params = flags.keepPrevious !== undefined ? { previousSecretExpiresInSeconds: flags.keepPrevious } : {};
-      const rotated = await context.herald().webhooks.rotateSecret(id, params);
+      const rotated = await withCreationKey(flags.idempotencyKey, (key) => context.herald().webhooks.rotateSecret(id, params, { idempotencyKey: key }));
       const { out } = context;
       out.result(rotated, () => {
         out.line(out.style.green(`New secret for webhook ${rotated.id}`));

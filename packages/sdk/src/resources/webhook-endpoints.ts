@@ -135,11 +135,13 @@ export class Webhooks {
   /**
    * Replaces the signing secret. Store `secret` at once: it is not shown again. Requests are
    * signed with the new and the old secret until `previousSecretExpiresAt` (24 hours by default),
-   * so deploy the new one to the receiver within that time.
-   * @example const { secret } = await herald.webhooks.rotateSecret(id, { previousSecretExpiresInSeconds: 3600 });
+   * so deploy the new one to the receiver within that time. With `options.idempotencyKey` a repeat
+   * answers the first new secret instead of rotating again, and the call is retried like a GET.
+   * @example const { secret } = await herald.webhooks.rotateSecret(id, { previousSecretExpiresInSeconds: 3600 }, { idempotencyKey: 'rotate-2026-06' });
    */
-  rotateSecret(id: string, params: RotateSecretParams = {}, options?: RequestOptions): Promise<RotatedWebhook> {
-    return this.core.request({ method: 'POST', path: `${webhookPath(id)}/rotate-secret`, body: params }, options);
+  rotateSecret(id: string, params: RotateSecretParams = {}, options?: CreateOptions): Promise<RotatedWebhook> {
+    const { call, options: requestOptions } = createCall(`${webhookPath(id)}/rotate-secret`, params, options);
+    return this.core.request(call, requestOptions);
   }
 
   /**
