@@ -106,12 +106,13 @@ describe('RequestCore', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(sent)), { queued: true });
     const info = responseOf(sent)!;
     assert.equal(info.statusCode, 202, 'the answer that resolved the call, after a retry');
+    assert.equal(info.attempts, 2);
     assert.equal(info.requestId, 'req-7');
     assert.deepEqual(info.rateLimit, { limit: 20, remaining: 19, reset: 1790000001 });
     assert.equal(info.headers.get('content-type'), 'application/json');
     // A bare array answer too; without the three rate-limit headers, no rateLimit.
     const list = await core().request({ method: 'GET', path: '/v1/webhooks' });
-    assert.deepEqual([responseOf(list)?.statusCode, responseOf(list)?.requestId, responseOf(list)?.rateLimit], [200, 'req-8', undefined]);
+    assert.deepEqual([responseOf(list)?.statusCode, responseOf(list)?.requestId, responseOf(list)?.rateLimit, responseOf(list)?.attempts], [200, 'req-8', undefined, 1]);
     // Nothing for what no answer made.
     assert.equal(responseOf({ queued: true }), undefined);
     assert.equal(responseOf(undefined), undefined);

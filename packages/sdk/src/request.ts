@@ -119,6 +119,11 @@ export interface ResponseInfo {
   requestId: string | undefined;
   /** Undefined when the three headers were not all there as whole numbers. */
   rateLimit: RateLimitInfo | undefined;
+  /**
+   * The attempts the call took, this answer's included: more than 1 after retries. A send with an
+   * idempotency key that answers `duplicate` after a retry found its own first attempt stored.
+   */
+  attempts: number;
 }
 
 const answers = new WeakMap<object, ResponseInfo>();
@@ -145,6 +150,7 @@ function responseInfo(response: Response): ResponseInfo {
     headers: response.headers,
     requestId: response.headers.get('x-request-id') ?? undefined,
     rateLimit: limit !== undefined && remaining !== undefined && reset !== undefined ? { limit, remaining, reset } : undefined,
+    attempts: 1,
   };
 }
 
@@ -283,7 +289,11 @@ export class RequestCore {
       let retryAfterMs: number | undefined;
       try {
         const answer = await this.attempt(url, init, options, Boolean(call.noContent));
-        if (answer.ok) return answer.value as T;
+        if (answer.ok) {
+          const info = responseOf(answer.value);
+          if (info) info.attempts = retry + 1;
+          return answer.value as T;
+        }
         ({ error, retryAfterMs } = answer);
         outcome = { status: answer.error.statusCode };
       } catch (thrown) {
