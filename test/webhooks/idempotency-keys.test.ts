@@ -94,6 +94,27 @@ describe('Idempotency-Key on registering a webhook endpoint', () => {
     assert.equal(gw.herald.deps.secrets.decrypt(endpointRow.secret_enc), first.body.secret);
     assert.equal(gw.herald.deps.secrets.decrypt(endpointRow.previous_secret_enc), created.secret);
     assert.equal((await rotate({ previousSecretExpiresInSeconds: 60 })).status, 409, 'the same key with another body');
+
+    // The secret is given again only while it is the endpoint's, and for 24 hours.
+    const createKey = `wh-${randomUUID()}`;
+    const hook = { ...endpoint, url: 'https://hooks.example.com/replayed' };
+    const registered = (await register(hook, createKey)).body;
+    await gw.herald.deps.db.query("UPDATE creation_keys SET created_at = created_at - interval '23 hours' WHERE idempotency_key = $1", [createKey]);
+    assert.equal((await register(hook, createKey)).body.secret, registered.secret, 'within a day');
+    await gw.herald.deps.db.query("UPDATE creation_keys SET created_at = created_at - interval '2 hours' WHERE idempotency_key = $1", [createKey]);
+    const late = await register(hook, createKey);
+    assert.equal(late.status, 409, JSON.stringify(late.body));
+    assert.match(late.body.message, /more than 24 hours ago: its answer, which holds a signing secret, is not given again; use a new key/);
+    assert.ok(!JSON.stringify(late.body).includes(registered.secret));
+
+    const rotatedKey = `wh-${randomUUID()}`;
+    const fresh = (await register({ ...endpoint, url: 'https://hooks.example.com/fresh' }, rotatedKey)).body;
+    assert.equal((await call(gw.url, acme.apiKey, 'POST', `/v1/webhooks/${fresh.id}/rotate-secret`, {})).status, 200);
+    const stale = await register({ ...endpoint, url: 'https://hooks.example.com/fresh' }, rotatedKey);
+    assert.equal(stale.status, 409);
+    assert.match(stale.body.message, /another secret since/);
+    assert.equal((await call(gw.url, acme.apiKey, 'DELETE', `/v1/webhooks/${registered.id}`)).status, 204);
+    assert.equal((await rotate(undefined)).status, 200, 'the rotation is still its endpoint’s secret');
     const inBody = await call(gw.url, acme.apiKey, 'POST', `/v1/webhooks/${created.id}/rotate-secret`, { idempotencyKey: 'k' });
     assert.equal(inBody.status, 400);
   });

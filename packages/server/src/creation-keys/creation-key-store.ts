@@ -12,6 +12,8 @@ export interface CreationKey {
 export interface CreationKeyRow<T> {
   payload_hash: string;
   response: T;
+  /** When the request that created something used the key. */
+  created_at: Date;
 }
 
 const pk = (key: CreationKey) => [key.protocolId, key.environment, key.key];
@@ -19,7 +21,7 @@ const pk = (key: CreationKey) => [key.protocolId, key.environment, key.key];
 /** The key's row, if a request that created something used it. */
 export async function findCreationKey<T>(db: Queryable, key: CreationKey): Promise<CreationKeyRow<T> | undefined> {
   const [row] = await db.query<CreationKeyRow<T>>(
-    'SELECT payload_hash, response FROM creation_keys WHERE protocol_id = $1 AND environment = $2 AND idempotency_key = $3',
+    'SELECT payload_hash, response, created_at FROM creation_keys WHERE protocol_id = $1 AND environment = $2 AND idempotency_key = $3',
     pk(key),
   );
   return row;

@@ -68,9 +68,14 @@ function answerOf<T>(key: CreationKey, row: CreationKeyRow<T>): T {
  * even when its own checks would now refuse it (a schedule's time has passed, say).
  */
 export async function answeredBefore<T>(db: Queryable, key: CreationKey | undefined): Promise<T | undefined> {
+  return (await keptAnswer<T>(db, key))?.answer;
+}
+
+/** answeredBefore, with when the key was used. */
+export async function keptAnswer<T>(db: Queryable, key: CreationKey | undefined): Promise<{ answer: T; keptAt: Date } | undefined> {
   if (!key) return undefined;
   const row = await findCreationKey<T>(db, key);
-  return row ? answerOf(key, row) : undefined;
+  return row ? { answer: answerOf(key, row), keptAt: row.created_at } : undefined;
 }
 
 /** An answer, and whether it is the first answer given again for a repeated Idempotency-Key. */

@@ -1,6 +1,6 @@
 import { isIPv4 } from 'node:net';
 import { requireLiveKey, type KeyHolder } from '../auth/live-key.js';
-import { answeredBefore, createOnce, type CreationKey, type Keyed } from '../creation-keys/creation-key.js';
+import { createOnce, keptAnswer, type CreationKey, type Keyed } from '../creation-keys/creation-key.js';
 import type { Deps } from '../deps.js';
 import type { EventType } from '../events/record-event.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
@@ -90,6 +90,27 @@ function openSecret<T extends { secret: string }>(deps: Deps, { answer, replayed
   return { answer: { ...answer, secret: deps.secrets.decrypt(answer.secret) }, replayed };
 }
 
+/** How long a repeat of a call whose answer holds a signing secret is given that answer again (Stripe keeps keys 24 hours). */
+export const SECRET_REPLAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The first answer of a registration or rotation, for a repeat of it: within a day of it, and
+ * while the secret it holds is still the endpoint's. A live key already lets its holder change
+ * the endpoint, but a secret read back later would let it sign requests to the receiver unseen,
+ * so a repeat of an old call gets a 409 rather than the secret. None for a key not used yet.
+ */
+async function secretAnsweredBefore<T extends { id: string; secret: string }>(deps: Deps, protocolId: string, key: CreationKey | undefined): Promise<Keyed<T> | undefined> {
+  const kept = await keptAnswer<T>(deps.db, key);
+  if (!kept) return undefined;
+  const refused = (why: string) =>
+    new ApiError('DUPLICATE_IDEMPOTENCY_KEY', `Idempotency-Key "${key!.key}" was already used, ${why}: its answer, which holds a signing secret, is not given again; use a new key`);
+  if (deps.now().getTime() - kept.keptAt.getTime() > SECRET_REPLAY_MS) throw refused('more than 24 hours ago');
+  const endpoint = await findEndpoint(deps.db, protocolId, kept.answer.id);
+  const answered = openSecret(deps, { answer: kept.answer, replayed: true });
+  if (!endpoint || deps.secrets.decrypt(endpoint.secret_enc) !== answered.answer.secret) throw refused('and the endpoint has another secret since (or is deleted)');
+  return answered;
+}
+
 /**
  * Registers an endpoint within the tier's cap; the answer carries the secret, the only time it is
  * shown, and, with an Idempotency-Key, the time a repeat of the request is answered. The answer
@@ -102,8 +123,8 @@ export async function createEndpoint(
   key?: CreationKey,
 ): Promise<Keyed<CreatedEndpoint>> {
   await requireLiveSender(deps, sender, 'Registering a webhook endpoint');
-  const before = await answeredBefore<CreatedEndpoint>(deps.db, key);
-  if (before) return openSecret(deps, { answer: before, replayed: true });
+  const before = await secretAnsweredBefore<CreatedEndpoint>(deps, sender.protocolId, key);
+  if (before) return before;
   const protocol = { id: sender.protocolId, tier: sender.tier };
   await assertWebhookUrl(deps, input.url);
   const secret = deps.secrets.encrypt(newWebhookSecret());
@@ -190,8 +211,8 @@ export async function rotateSecret(
   await requireLiveSender(deps, sender, 'Rotating a webhook secret', id);
   // A repeat of a rotation whose answer was lost answers it again rather than rotating once more,
   // which would leave the receiver's secret (the previous one) out of the grace period.
-  const before = await answeredBefore<RotatedEndpoint>(deps.db, key);
-  if (before) return openSecret(deps, { answer: before, replayed: true });
+  const before = await secretAnsweredBefore<RotatedEndpoint>(deps, protocolId, key);
+  if (before) return before;
   const secret = deps.secrets.encrypt(newWebhookSecret());
   const now = deps.now();
   const keepMs = (input?.previousSecretExpiresInSeconds ?? DEFAULT_PREVIOUS_SECRET_SECONDS) * 1000;
