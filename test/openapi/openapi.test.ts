@@ -76,10 +76,21 @@ describe('GET /openapi.json', () => {
     assert.equal(doc.components.headers['X-RateLimit-Reset'].schema.type, 'integer');
   });
 
-  it('documents the Idempotency-Key header and Idempotent-Replayed on the calls that create a broadcast or a schedule', () => {
+  it('documents the Idempotency-Key header, its 409 and Idempotent-Replayed on the calls that create something', () => {
     assert.ok(doc.paths['/v1/identities'].post.responses['409'], 'a registration racing a verification');
-    for (const path of ['/v1/broadcast', '/v1/schedule', '/v1/schedule/cron']) {
-      const op = doc.paths[path].post;
+    const keyed: [string, string][] = [
+      ['/v1/broadcast', 'post'],
+      ['/v1/schedule', 'post'],
+      ['/v1/schedule/cron', 'post'],
+      ['/v1/templates/email', 'post'],
+      ['/v1/templates/email/{id}', 'put'],
+      ['/v1/templates/email/{id}/versions/{version}/restore', 'post'],
+      ['/v1/webhooks', 'post'],
+      ['/v1/webhooks/{id}/rotate-secret', 'post'],
+    ];
+    for (const [path, method] of keyed) {
+      const op = doc.paths[path][method];
+      assert.ok(op.responses['409'], `${path}: 409`);
       const header = op.parameters.find((p: any) => p.in === 'header' && p.name === 'idempotency-key');
       assert.ok(header, `${path}: Idempotency-Key`);
       assert.equal(header.required, false);

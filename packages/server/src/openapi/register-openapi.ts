@@ -81,8 +81,9 @@ const IDEMPOTENT_REPLAYED = {
 };
 /** Operations whose body may be left out (none is the defaults). */
 const OPTIONAL_BODIES = new Set(['/v1/webhooks/{id}/rotate-secret']);
-/** The calls that take an Idempotency-Key header (creation-keys/creation-key.ts). */
-const KEYED_CREATIONS = new Set(['/v1/broadcast', '/v1/schedule', '/v1/schedule/cron']);
+/** Whether an operation takes an Idempotency-Key header (creation-keys/creation-key.ts). */
+const takesIdempotencyKey = (operation: Json) =>
+  (operation.parameters ?? []).some((parameter: Json) => parameter.in === 'header' && parameter.name === 'idempotency-key');
 
 type Json = Record<string, any>;
 
@@ -112,7 +113,7 @@ function addGeneralErrors(path: string, method: string, operation: Json): void {
     add('400', 'A path parameter is malformed');
     add('414', 'URI_TOO_LONG: a path parameter is longer than 4,096 characters');
   }
-  if (method === 'post' && KEYED_CREATIONS.has(path)) add('409', 'DUPLICATE_IDEMPOTENCY_KEY: the Idempotency-Key was used with another body');
+  if (takesIdempotencyKey(operation)) add('409', 'DUPLICATE_IDEMPOTENCY_KEY: the Idempotency-Key was used with another body');
 }
 
 /**
@@ -188,7 +189,7 @@ const completeDocument = (document: Json): Json => {
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
         const headers: Json = Object.fromEntries(Object.keys(RATE_HEADERS).map((name) => [name, ref(name)]));
         if (status === '429' || status === '503') headers['Retry-After'] = ref('Retry-After');
-        if (method === 'post' && KEYED_CREATIONS.has(path) && status.startsWith('2')) headers['Idempotent-Replayed'] = ref('Idempotent-Replayed');
+        if (takesIdempotencyKey(operation) && status.startsWith('2')) headers['Idempotent-Replayed'] = ref('Idempotent-Replayed');
         response.headers = { ...headers, ...response.headers };
       }
     }
