@@ -10,6 +10,7 @@ import { Broadcasts, type BroadcastParams } from './resources/broadcasts.js';
 import { Notifications } from './resources/notifications.js';
 import { Schedules, type OneTimeScheduleParams } from './resources/schedules.js';
 import { Templates } from './resources/templates.js';
+import { Webhooks } from './resources/webhook-endpoints.js';
 import { SDK_VERSION } from './version.js';
 
 interface Seen {
@@ -196,6 +197,22 @@ describe('RequestCore', () => {
     }
     assert.equal(server.seen.length, 0);
     assert.deepEqual(await new Broadcasts(core()).send({ subject: 's', body: 'b', category: 'marketing' }, { idempotencyKey: 'k'.repeat(255) }), {});
+    // Every method taking a key rejects (never throws synchronously past a .catch).
+    const templates = new Templates(core());
+    const webhooks = new Webhooks(core());
+    const keyed: (() => Promise<unknown>)[] = [
+      () => templates.create({ name: 'n', category: 'defi', subjectTemplate: 's', htmlSource: 'h', textSource: 't' }, { idempotencyKey: 'clé' }),
+      () => templates.update('tmpl_1', { name: 'n' }, { idempotencyKey: 'clé' }),
+      () => templates.restoreVersion('tmpl_1', 1, { idempotencyKey: 'clé' }),
+      () => webhooks.create({ url: 'https://example.com/h', events: ['notification.delivered'] }, { idempotencyKey: 'clé' }),
+      () => webhooks.rotateSecret('wh_1', {}, { idempotencyKey: 'clé' }),
+    ];
+    for (const call of keyed) {
+      const answer = call();
+      assert.ok(answer instanceof Promise);
+      assert.ok((await answer.catch((e: unknown) => e)) instanceof TypeError);
+    }
+    assert.equal(server.seen.length, 1);
   });
 
   it('does not retry broadcasts.send, schedules.once or sendBulk without keys', async () => {

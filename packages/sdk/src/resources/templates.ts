@@ -80,7 +80,7 @@ export class Templates {
    * more and answers the first answer, so the call is retried like a GET.
    * @example const { templateId } = await herald.templates.create({ name: 'Alert', category: 'defi', subjectTemplate: 'Health {{h}}', htmlSource: '<p>{{h}}</p>', textSource: '{{h}}' }, { idempotencyKey: 'alert-template-v1' });
    */
-  create(params: CreateTemplateParams, options?: CreateOptions): Promise<{ templateId: string }> {
+  async create(params: CreateTemplateParams, options?: CreateOptions): Promise<{ templateId: string }> {
     const { call, options: requestOptions } = createCall('/v1/templates/email', params, options);
     return this.core.request(call, requestOptions);
   }
@@ -106,7 +106,7 @@ export class Templates {
    * version, so one whose answer was lost is sent again only with `options.idempotencyKey`.
    * @example const { version } = await herald.templates.update('tmpl_01J…', { subjectTemplate: 'New: {{h}}' }, { idempotencyKey: 'alert-v2' });
    */
-  update(id: string, params: UpdateTemplateParams, options?: CreateOptions): Promise<Template> {
+  async update(id: string, params: UpdateTemplateParams, options?: CreateOptions): Promise<Template> {
     const { call, options: requestOptions } = createCall(templatePath(id), params, options, 'PUT');
     return this.core.request(call, requestOptions);
   }
@@ -131,7 +131,7 @@ export class Templates {
    * Makes an old version current again, stored as a new version that copies it.
    * @example const { version } = await herald.templates.restoreVersion('tmpl_01J…', 1);
    */
-  restoreVersion(id: string, version: number, options?: CreateOptions): Promise<Template> {
+  async restoreVersion(id: string, version: number, options?: CreateOptions): Promise<Template> {
     const { call, options: requestOptions } = createCall(`${versionPath(id, version)}/restore`, undefined, options);
     return this.core.request(call, requestOptions);
   }

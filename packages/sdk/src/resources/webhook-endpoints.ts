@@ -111,7 +111,7 @@ export class Webhooks {
    * call is retried like a GET).
    * @example const { id, secret } = await herald.webhooks.create({ url: 'https://example.com/hooks', events: ['notification.delivered'] }, { idempotencyKey: 'hooks-prod' });
    */
-  create(params: CreateWebhookParams, options?: CreateOptions): Promise<CreatedWebhook> {
+  async create(params: CreateWebhookParams, options?: CreateOptions): Promise<CreatedWebhook> {
     const { call, options: requestOptions } = createCall('/v1/webhooks', params, options);
     return this.core.request(call, requestOptions);
   }
@@ -139,7 +139,7 @@ export class Webhooks {
    * answers the first new secret instead of rotating again, and the call is retried like a GET.
    * @example const { secret } = await herald.webhooks.rotateSecret(id, { previousSecretExpiresInSeconds: 3600 }, { idempotencyKey: 'rotate-2026-06' });
    */
-  rotateSecret(id: string, params: RotateSecretParams = {}, options?: CreateOptions): Promise<RotatedWebhook> {
+  async rotateSecret(id: string, params: RotateSecretParams = {}, options?: CreateOptions): Promise<RotatedWebhook> {
     const { call, options: requestOptions } = createCall(`${webhookPath(id)}/rotate-secret`, params, options);
     return this.core.request(call, requestOptions);
   }
