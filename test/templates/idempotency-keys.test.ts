@@ -30,8 +30,8 @@ describe('Idempotency-Key on template writes', () => {
     const first = await send('POST', '/v1/templates/email', template, key);
     assert.equal(first.status, 201, JSON.stringify(first.body));
     assert.equal(first.headers.get('idempotent-replayed'), null);
-    // Key order and unknown fields do not make another payload.
-    const again = await send('POST', '/v1/templates/email', { ...template, note: 'ignored', name: 'Alert' }, key);
+    // Key order, unknown fields and a default sent do not make another payload.
+    const again = await send('POST', '/v1/templates/email', { ...template, note: 'ignored', name: 'Alert', serviceFooter: 'full' }, key);
     assert.equal(again.status, 201, JSON.stringify(again.body));
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(again.body, first.body);
@@ -97,6 +97,15 @@ describe('Idempotency-Key on template writes', () => {
     const inBody = await send('POST', '/v1/templates/email', { ...template, idempotencyKey: 'k' });
     assert.equal(inBody.status, 400);
     assert.match(inBody.body.message, /Idempotency-Key header/);
+    const { templateId } = (await send('POST', '/v1/templates/email', template)).body;
+    for (const [method, path] of [
+      ['PUT', `/v1/templates/email/${templateId}`],
+      ['POST', `/v1/templates/email/${templateId}/versions/1/restore`],
+    ]) {
+      const refused = await send(method, path, { name: 'Renamed', idempotencyKey: 'k' });
+      assert.equal(refused.status, 400, `${method} ${path}`);
+      assert.match(refused.body.message, /Idempotency-Key header/);
+    }
 
     const before = await templatesOf(acme);
     await send('POST', '/v1/templates/email', template);

@@ -51,7 +51,7 @@ export const outcomeUnknown = (error: unknown) => error instanceof HeraldNetwork
  * The key goes in a header, so it must be printable ASCII. When the outcome is unknown, the error
  * carries the key to run the command again with.
  */
-export async function withCreationKey<T>(givenKey: string | undefined, create: (key: string) => Promise<T>): Promise<T> {
+export async function withCreationKey<T>(givenKey: string | undefined, create: (key: string) => Promise<T>, retryNote = 'does not create it twice'): Promise<T> {
   if (givenKey !== undefined && !IDEMPOTENCY_KEY_HEADER.test(givenKey)) {
     throw usageError('--idempotency-key must be 1 to 255 printable ASCII characters (letters, digits, punctuation, inner spaces)');
   }
@@ -59,7 +59,7 @@ export async function withCreationKey<T>(givenKey: string | undefined, create: (
   try {
     return await create(key);
   } catch (error) {
-    throw outcomeUnknown(error) ? withRetryKey(error, key, 'does not create it twice') : error;
+    throw outcomeUnknown(error) ? withRetryKey(error, key, retryNote) : error;
   }
 }
 

@@ -67,7 +67,11 @@ export function registerWebhook(program: Command, contextOf: ContextOf): void {
     .action(async (id: string, flags: { keepPrevious?: number; idempotencyKey?: string }, command: Command) => {
       const context = contextOf(command);
       const params = flags.keepPrevious !== undefined ? { previousSecretExpiresInSeconds: flags.keepPrevious } : {};
-      const rotated = await withCreationKey(flags.idempotencyKey, (key) => context.herald().webhooks.rotateSecret(id, params, { idempotencyKey: key }));
+      const rotated = await withCreationKey(
+        flags.idempotencyKey,
+        (key) => context.herald().webhooks.rotateSecret(id, params, { idempotencyKey: key }),
+        'does not rotate it twice',
+      );
       const { out } = context;
       out.result(rotated, () => {
         out.line(out.style.green(`New secret for webhook ${rotated.id}`));

@@ -27,6 +27,6 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 }
 
 /** A string limited to `values`, as a JSON Schema enum (so errors list the allowed values). */
-export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}): TUnsafe<T[number]> {
+export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string; default?: T[number] } = {}): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }

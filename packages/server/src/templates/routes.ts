@@ -143,6 +143,7 @@ export function templateRoutes(app: FastifyInstance, deps: Deps): void {
     '/v1/templates/email/:id/versions/:version/restore',
     {
       ...writeGate,
+      preValidation: refuseBodyKey('POST /v1/templates/email/:id/versions/:version/restore'),
       schema: {
         tags,
         summary: 'Make an old version current again (stored as a new version that copies it)',

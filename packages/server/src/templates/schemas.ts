@@ -2,11 +2,12 @@ import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../http/schemas.js';
 import { CategorySchema } from '../notifications/schemas.js';
 
-export const ServiceFooterSchema = StringEnum(['full', 'minimal', 'none'] as const, {
-  description:
-    'full: why the reader got the email, the unsubscribe link and "Sent via Herald"; minimal: the unsubscribe link only; ' +
-    'none: nothing, except that the unsubscribe link stays for every category but security and system',
-});
+const FOOTERS = ['full', 'minimal', 'none'] as const;
+const FOOTER_DESCRIPTION =
+  'full: why the reader got the email, the unsubscribe link and "Sent via Herald"; minimal: the unsubscribe link only; ' +
+  'none: nothing, except that the unsubscribe link stays for every category but security and system';
+
+export const ServiceFooterSchema = StringEnum(FOOTERS, { description: FOOTER_DESCRIPTION });
 
 const source = (maxLength: number, description: string) => Type.String({ minLength: 1, maxLength, description });
 
@@ -20,7 +21,8 @@ export const CreateTemplateBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   category: CategorySchema,
   ...TemplateSourceFields,
-  serviceFooter: Type.Optional(ServiceFooterSchema),
+  // The default is filled in, so a request leaving it out is the same request as one sending it.
+  serviceFooter: Type.Optional(StringEnum(FOOTERS, { description: FOOTER_DESCRIPTION, default: 'full' })),
 });
 
 export const UpdateTemplateBody = Type.Object(
