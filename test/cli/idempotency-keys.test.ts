@@ -30,7 +30,8 @@ describe('herald sends carry an idempotency key of their own', () => {
 
   before(async () => {
     ensureBuilt();
-    gw = await startGateway({ env: { HERALD_ROLE: 'api', HERALD_IP_RATE_LIMIT: '10000' } });
+    // Private webhook targets allowed (as the embedded default has it), so an endpoint can be registered on either engine.
+    gw = await startGateway({ env: { HERALD_ROLE: 'api', HERALD_IP_RATE_LIMIT: '10000', HERALD_ALLOW_PRIVATE_WEBHOOKS: 'true' } });
     proxy = await startLossyProxy(gw.url);
     wallet = await registeredWallet(gw.url, { email: 'holder@example.com' });
     scratch = scratchHome();
