@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database, Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
 import { bodyFieldRefused } from '../http/refuse-body-field.js';
@@ -82,6 +82,12 @@ export async function keptAnswer<T>(db: Queryable, key: CreationKey | undefined)
 export interface Keyed<T> {
   answer: T;
   replayed: boolean;
+}
+
+/** The answer of a call made once per Idempotency-Key, marked on the reply when given again. */
+export function keyedAnswer<T>(reply: FastifyReply, { answer, replayed }: Keyed<T>): T {
+  if (replayed) reply.header(REPLAYED_HEADER, 'true');
+  return answer;
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { keyHolderOf } from '../auth/live-key.js';
-import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER, type Keyed } from '../creation-keys/creation-key.js';
+import { creationKeyOf, IdempotencyKeyHeaders, keyedAnswer as answer, refuseBodyKey } from '../creation-keys/creation-key.js';
 import type { Deps } from '../deps.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
 import { errorResponses } from '../http/schemas.js';
@@ -30,12 +30,6 @@ import { listTemplates } from './template-store.js';
 const tags = ['templates'];
 const UPDATABLE = ['name', 'category', 'subjectTemplate', 'htmlSource', 'textSource', 'serviceFooter'] as const;
 const CREATE_FIELDS = Object.keys(CreateTemplateBody.properties);
-
-/** The answer of a write made once per Idempotency-Key, marked when given again. */
-function answer<T>(reply: FastifyReply, { answer, replayed }: Keyed<T>): T {
-  if (replayed) reply.header(REPLAYED_HEADER, 'true');
-  return answer;
-}
 
 /** Email templates (Growth tier and above): create, list, read, version, restore, delete. */
 export function templateRoutes(app: FastifyInstance, deps: Deps): void {

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { keyHolderOf } from '../auth/live-key.js';
-import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
+import { creationKeyOf, IdempotencyKeyHeaders, keyedAnswer, refuseBodyKey } from '../creation-keys/creation-key.js';
 import type { Deps } from '../deps.js';
 import { errorResponses } from '../http/schemas.js';
 import {
@@ -49,9 +49,8 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
     },
     async (request, reply) => {
       const key = creationKeyOf(request, 'POST /v1/webhooks', CREATE_FIELDS);
-      const { answer, replayed } = await createEndpoint(deps, { ...keyHolderOf(request), tier: request.auth!.protocol.tier }, request.body, key);
-      if (replayed) reply.header(REPLAYED_HEADER, 'true');
-      return reply.code(201).header('cache-control', 'no-store').send(answer);
+      const created = await createEndpoint(deps, { ...keyHolderOf(request), tier: request.auth!.protocol.tier }, request.body, key);
+      return reply.code(201).header('cache-control', 'no-store').send(keyedAnswer(reply, created));
     },
   );
 
@@ -97,9 +96,8 @@ export function webhookRoutes(app: FastifyInstance, deps: Deps): void {
     async (request, reply) => {
       const { id } = request.params;
       const key = creationKeyOf(request, `POST /v1/webhooks/${id}/rotate-secret`, ROTATE_FIELDS);
-      const { answer, replayed } = await rotateSecret(deps, keyHolderOf(request), id, request.body, key);
-      if (replayed) reply.header(REPLAYED_HEADER, 'true');
-      return reply.header('cache-control', 'no-store').send(answer);
+      const rotated = await rotateSecret(deps, keyHolderOf(request), id, request.body, key);
+      return reply.header('cache-control', 'no-store').send(keyedAnswer(reply, rotated));
     },
   );
 
