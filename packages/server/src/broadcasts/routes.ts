@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
+import { creationKeyOf, IdempotencyKeyHeaders, keyedAnswer, refuseBodyKey } from '../creation-keys/creation-key.js';
 import { ApiError } from '../http/errors.js';
 import { refuseBodyField } from '../http/refuse-body-field.js';
 import { errorResponses } from '../http/schemas.js';
@@ -99,9 +99,7 @@ export function broadcastRoutes(app: FastifyInstance, deps: Deps): void {
       // As the send routes: an idle gateway's last queue sample may be long out of date.
       const sampling = deps.estimator.fresh();
       if (sampling) await sampling;
-      const { result, replayed } = await sendBroadcast(deps, { protocol, environment }, request.body, key);
-      if (replayed) reply.header(REPLAYED_HEADER, 'true');
-      return reply.code(202).send(result);
+      return reply.code(202).send(keyedAnswer(reply, await sendBroadcast(deps, { protocol, environment }, request.body, key)));
     },
   );
 

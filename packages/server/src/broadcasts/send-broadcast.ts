@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ProtocolRow } from '../account/protocol-store.js';
 import type { Channel } from '../channels/provider.js';
 import type { Deps } from '../deps.js';
-import { answeredBefore, createOnce, type CreationKey } from '../creation-keys/creation-key.js';
+import { answeredBefore, createOnce, type CreationKey, type Keyed } from '../creation-keys/creation-key.js';
 import { ApiError } from '../http/errors.js';
 import { checkContent } from '../notifications/check-content.js';
 import { newId } from '../ids.js';
@@ -46,9 +46,9 @@ export async function sendBroadcast(
   sender: { protocol: Pick<ProtocolRow, 'id' | 'tier' | 'overage_enabled'>; environment: 'production' | 'sandbox' },
   input: BroadcastInput,
   key?: CreationKey,
-): Promise<{ result: BroadcastResult; replayed: boolean }> {
+): Promise<Keyed<BroadcastResult>> {
   const before = await answeredBefore<BroadcastResult>(deps.db, key);
-  if (before) return { result: before, replayed: true };
+  if (before) return { answer: before, replayed: true };
   const { protocol, environment } = sender;
   checkInput(protocol, input);
   const templates = await resolveSendTemplates(deps.db, protocol, [input], (_i, field) => field);
@@ -60,7 +60,7 @@ export async function sendBroadcast(
     .update(JSON.stringify([broadcastId, input.subject, input.body, input.category, receipt, input.templateId ?? null, input.templateVariables ?? null]))
     .digest('hex');
 
-  let created: { answer: BroadcastResult; replayed: boolean };
+  let created: Keyed<BroadcastResult>;
   try {
     created = await createOnce(deps.db, key, now, async (tx) => {
       const rows = await fanOutBroadcast(tx, {
@@ -117,7 +117,6 @@ export async function sendBroadcast(
     throw new ApiError('INSUFFICIENT_QUOTA', quotaRefusal(tierOf(protocol.tier).monthlySends, error.needed, 'broadcast'));
   }
 
-  const result = created.answer;
-  if (!created.replayed && result.queued_count > 0) deps.wakeup.notify('notifications');
-  return { result, replayed: created.replayed };
+  if (!created.replayed && created.answer.queued_count > 0) deps.wakeup.notify('notifications');
+  return created;
 }

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import { answeredBefore, createOnce, type CreationKey } from '../creation-keys/creation-key.js';
+import { answeredBefore, createOnce, type CreationKey, type Keyed } from '../creation-keys/creation-key.js';
 import { ApiError } from '../http/errors.js';
 import { walletNotRegistered } from '../wallet.js';
 import { findIdentity } from '../identities/identity-store.js';
@@ -21,20 +21,14 @@ export interface CreatedSchedule {
 /** A schedule due this soon wakes the scheduler, which then times its next pass to the due time. */
 const WAKE_WITHIN_MS = 60_000;
 
-/** A created schedule's answer, and whether it is the first answer given again for a repeated key. */
-export interface ScheduleCreation {
-  result: CreatedSchedule;
-  replayed: boolean;
-}
-
 /** Writes the schedule, with the request's idempotency key when it has one (createOnce). */
-async function store(deps: Deps, row: NewSchedule, key: CreationKey | undefined): Promise<ScheduleCreation> {
-  const { answer, replayed } = await createOnce(deps.db, key, deps.now(), async (tx): Promise<CreatedSchedule> => {
+async function store(deps: Deps, row: NewSchedule, key: CreationKey | undefined): Promise<Keyed<CreatedSchedule>> {
+  const created = await createOnce(deps.db, key, deps.now(), async (tx): Promise<CreatedSchedule> => {
     await insertSchedule(tx, row);
     return { id: row.id, status: 'PENDING', nextRunAt: formatInstant(row.next_run_at) };
   });
-  if (!replayed && row.next_run_at.getTime() - deps.now().getTime() < WAKE_WITHIN_MS) deps.wakeup.notify('schedules');
-  return { result: answer, replayed };
+  if (!created.replayed && row.next_run_at.getTime() - deps.now().getTime() < WAKE_WITHIN_MS) deps.wakeup.notify('schedules');
+  return created;
 }
 
 function zoneOf(timezone: string): string {
@@ -79,9 +73,9 @@ const LAST_INSTANT = Date.UTC(9999, 11, 31);
  * POST /v1/schedule: one send at the wall-clock `scheduledFor` in `timezone`. Without a timezone,
  * `scheduledFor` means the instant it writes (its offset applies; none or `Z` is UTC).
  */
-export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: OneTimeScheduleInput, key?: CreationKey): Promise<ScheduleCreation> {
+export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: OneTimeScheduleInput, key?: CreationKey): Promise<Keyed<CreatedSchedule>> {
   const before = await answeredBefore<CreatedSchedule>(deps.db, key);
-  if (before) return { result: before, replayed: true };
+  if (before) return { answer: before, replayed: true };
   const zone = zoneOf(input.timezone ?? 'UTC');
   const written = parseWallClock(input.scheduledFor);
   if (written === undefined) {
@@ -103,9 +97,9 @@ export async function createOneTimeSchedule(deps: Deps, sender: Sender, input: O
 }
 
 /** POST /v1/schedule/cron: a send at every occurrence of `cronExpr` in `timezone`. */
-export async function createCronSchedule(deps: Deps, sender: Sender, input: CronScheduleInput, key?: CreationKey): Promise<ScheduleCreation> {
+export async function createCronSchedule(deps: Deps, sender: Sender, input: CronScheduleInput, key?: CreationKey): Promise<Keyed<CreatedSchedule>> {
   const before = await answeredBefore<CreatedSchedule>(deps.db, key);
-  if (before) return { result: before, replayed: true };
+  if (before) return { answer: before, replayed: true };
   const zone = zoneOf(input.timezone);
   let spec;
   try {

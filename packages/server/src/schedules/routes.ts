@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { keyHolderOf } from '../auth/live-key.js';
 import type { Deps } from '../deps.js';
-import { creationKeyOf, IdempotencyKeyHeaders, refuseBodyKey, REPLAYED_HEADER } from '../creation-keys/creation-key.js';
+import { creationKeyOf, IdempotencyKeyHeaders, keyedAnswer, refuseBodyKey } from '../creation-keys/creation-key.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { bodyFieldRefused } from '../http/refuse-body-field.js';
 import { errorResponses, pageQuery } from '../http/schemas.js';
@@ -39,9 +39,7 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
     async (request, reply) => {
       const { protocol, environment } = request.auth!;
       const key = creationKeyOf(request, 'POST /v1/schedule', ONE_TIME_FIELDS);
-      const { result, replayed } = await createOneTimeSchedule(deps, { protocol, environment }, request.body, key);
-      if (replayed) reply.header(REPLAYED_HEADER, 'true');
-      return reply.code(201).send(result);
+      return reply.code(201).send(keyedAnswer(reply, await createOneTimeSchedule(deps, { protocol, environment }, request.body, key)));
     },
   );
 
@@ -63,9 +61,7 @@ export function scheduleRoutes(app: FastifyInstance, deps: Deps): void {
     async (request, reply) => {
       const { protocol, environment } = request.auth!;
       const key = creationKeyOf(request, 'POST /v1/schedule/cron', CRON_FIELDS);
-      const { result, replayed } = await createCronSchedule(deps, { protocol, environment }, request.body, key);
-      if (replayed) reply.header(REPLAYED_HEADER, 'true');
-      return reply.code(201).send(result);
+      return reply.code(201).send(keyedAnswer(reply, await createCronSchedule(deps, { protocol, environment }, request.body, key)));
     },
   );
 
