@@ -92,8 +92,8 @@ const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 
 /**
  * Error answers the guard and the body parser give on every route of a kind, whatever the route
- * itself declares: 429, 500 and 503 everywhere (429 per key, or per client IP without one), 408,
- * 413 and 415 wherever a body is read, 400 for a malformed path parameter, 409 for an Idempotency-Key reused with another
+ * itself declares: 400, 429, 431, 500 and 503 everywhere (429 per key, or per client IP without one), 408,
+ * 413 and 415 wherever a body is read, 414 for a path parameter, 409 for an Idempotency-Key reused with another
  * body. /mcp documents its own (JSON-RPC) answers.
  */
 function addGeneralErrors(path: string, method: string, operation: Json): void {
@@ -104,15 +104,19 @@ function addGeneralErrors(path: string, method: string, operation: Json): void {
   add('429', 'Over the rate limit: the tier limit of the key, or the per-client-IP limit without a valid key (see Retry-After)');
   add('503', 'SERVICE_UNAVAILABLE: the database cannot be reached right now (see Retry-After)');
   add('500', 'INTERNAL_ERROR: a bug; the message carries the request id only');
+  const pathParameters = (operation.parameters ?? []).some((parameter: Json) => parameter.in === 'path');
+  // Checked before any route's own rules, on every route.
+  add(
+    '400',
+    `VALIDATION_ERROR: ${pathParameters ? 'a path parameter is malformed, or ' : ''}the request itself is (an HTTP/1.1 request without a Host header; several Authorization headers on a route that takes a key)`,
+  );
+  add('431', 'HEADERS_TOO_LARGE: the request line and headers are over 16 KB together');
   if (BODY_METHODS.has(method)) {
     add('408', 'REQUEST_TIMEOUT: the body did not arrive in full within 30 s');
     add('413', 'The body is over HERALD_BODY_LIMIT');
     add('415', 'The body is not JSON (Content-Type), or is compressed');
   }
-  if ((operation.parameters ?? []).some((parameter: Json) => parameter.in === 'path')) {
-    add('400', 'A path parameter is malformed');
-    add('414', 'URI_TOO_LONG: a path parameter is longer than 4,096 characters');
-  }
+  if (pathParameters) add('414', 'URI_TOO_LONG: a path parameter is longer than 4,096 characters');
   if (takesIdempotencyKey(operation)) add('409', 'DUPLICATE_IDEMPOTENCY_KEY: the Idempotency-Key was used with another body');
 }
 
