@@ -125,5 +125,17 @@ describe('slow and greedy clients', { timeout: TEST_TIMEOUT_MS }, () => {
     for (const h of [...byKind('slow-header'), ...byKind('slow-body')]) {
       for (const r of h.responses) assert.ok(r.status === 408 && isContractError(408, r.body), `${h.kind}: ${r.status} ${r.body}`);
     }
+    // The protocol's request log records what its slow-body requests were told, not the route's
+    // failure on the cut body that followed.
+    const logged = await waitFor(async () => {
+      const res = await fetch(`${server.url}/v1/requests?endpoint=/v1/notify&limit=100`, { headers: { authorization: `Bearer ${protocol.apiKey}` } });
+      assert.equal(res.status, 200, await res.clone().text());
+      const page = (await res.json()) as { items: { statusCode: number }[] };
+      return page.items.length >= SIZES.slowClients ? page.items : undefined;
+    }, 10_000);
+    assert.deepEqual(
+      logged.map((entry) => entry.statusCode),
+      Array(SIZES.slowClients).fill(408),
+    );
   });
 });

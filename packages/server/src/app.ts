@@ -136,7 +136,7 @@ async function baseApp(deps: Deps, { openApi }: { openApi: boolean }): Promise<F
   if (openApi) await registerOpenApi(app, deps);
 
   // The guard first: it gives every route, and the not-found handler, its hook as they are set.
-  installGuard(app, deps);
+  installGuard(app, deps, unrouted.answeredStatus);
   installErrorHandler(app, deps.log, notFoundGuard(app));
   return app;
 }

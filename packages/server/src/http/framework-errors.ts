@@ -20,7 +20,8 @@ const OPEN_PIXEL_PATH = /^\/track\/open\/[^/?#]*(?:[?#]|$)/;
  * limit they count against.
  */
 export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequestId: (given: unknown) => string) {
-  const answering = new WeakSet<Socket>();
+  /** Connections answered by clientErrorHandler, with the status they were given. */
+  const answered = new WeakMap<Socket, number>();
 
   /**
    * Fastify's `frameworkErrors`: URLs its router cannot take (bad percent-encoding, a path
@@ -60,14 +61,14 @@ export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequ
   function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
     // A reset connection has nobody left to answer; one being answered is not answered again (the
     // parser reports an error for every chunk that arrives while the limiter is asked).
-    if (error.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return;
-    answering.add(socket);
+    if (error.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
     const [status, code, message]: ErrorAnswer =
       error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'REQUEST_TIMEOUT', 'The request was not received in time']
         : error.code === 'HPE_HEADER_OVERFLOW'
           ? [431, 'HEADERS_TOO_LARGE', 'Request headers are too large']
           : [400, 'VALIDATION_ERROR', 'Malformed HTTP request'];
+    answered.set(socket, status);
     const answer = (limit: RateLimitResult | undefined) => {
       const body = JSON.stringify(errorBody(status, code, message));
       const rateHeaders = limit
@@ -84,5 +85,12 @@ export function unroutedAnswers(deps: Pick<Deps, 'limiter' | 'config'>, nextRequ
     checkIpLimit(deps, socket.remoteAddress).then(answer, () => answer(undefined));
   }
 
-  return { frameworkErrors, clientErrorHandler };
+  /**
+   * The status a connection was answered with here, if it was. A request whose body was still
+   * arriving when its time ran out is answered 408 here; its route then fails on the cut body, and
+   * the request log must record what the client was told.
+   */
+  const answeredStatus = (socket: Socket | null | undefined): number | undefined => (socket ? answered.get(socket) : undefined);
+
+  return { frameworkErrors, clientErrorHandler, answeredStatus };
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { KeyOwner } from '../account/protocol-store.js';
 import { bearerToken } from '../auth/authenticator.js';
@@ -135,7 +136,7 @@ function protocolLimit(owner: KeyOwner) {
  * routes the public one), so a request runs a single hook that neither looks up its route's
  * options nor decides anything its route already decided.
  */
-export function installGuard(app: FastifyInstance, deps: Deps): void {
+export function installGuard(app: FastifyInstance, deps: Deps, answeredStatus: (socket: Socket) => number | undefined): void {
   app.decorateRequest('auth', null);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('inFlight', null);
@@ -341,7 +342,8 @@ export function installGuard(app: FastifyInstance, deps: Deps): void {
         auth.protocol.id,
         request.method,
         query === -1 ? url : url.slice(0, query),
-        reply.statusCode,
+        // An error may only be the route failing on a connection already answered (a 408, say).
+        reply.statusCode < 400 ? reply.statusCode : (answeredStatus(request.raw.socket) ?? reply.statusCode),
         Math.round(performance.now() - request.startedAt),
         deps.now().getTime(),
       );
