@@ -1,3 +1,4 @@
+import { oneYearAfter } from '../calendar-date.js';
 import { displayPrefix, generateApiKey, hashApiKey, type Environment } from '../auth/api-keys.js';
 import type { Database, Queryable } from '../db/connection.js';
 import { ApiError } from '../http/errors.js';
@@ -59,8 +60,6 @@ async function issueKey(db: Queryable, protocolId: string, environment: Environm
   return { apiKey, row };
 }
 
-const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
-
 /**
  * `subscriptionExpiresAt` as an instant. Years before 1970 are refused with those past 9999: the
  * database has no year 0 and would store years 1 to 99 in another century.
@@ -84,7 +83,7 @@ export async function createProtocol(
       name: input.name,
       tier: input.tier,
       overage_enabled: input.overageEnabled ?? false,
-      subscription_expires_at: input.subscriptionExpiresAt ? expiryOf(input.subscriptionExpiresAt) : new Date(now.getTime() + ONE_YEAR_MS),
+      subscription_expires_at: input.subscriptionExpiresAt ? expiryOf(input.subscriptionExpiresAt) : oneYearAfter(now),
     });
     const live = await issueKey(tx, protocol.id, 'production');
     const sandbox = await issueKey(tx, protocol.id, 'sandbox');
