@@ -70,6 +70,13 @@ export function receiptLoop(deps: Deps): JobLoop {
     written: () => loop.wake(),
     stopping: new AbortController(),
   };
+  // On PostgreSQL a deployment is meant to last: receipts on a chain that ends with the process
+  // would read as confirmed while their transactions are gone after a restart.
+  if (deps.config.databaseUrl && !config.rpcUrl) {
+    deps.log.warn(
+      'live receipts are written to the in-process litesvm chain, which ends with this process: set SOLANA_RPC_URL and HERALD_RECEIPT_KEYPAIR to write them to a Solana cluster',
+    );
+  }
   if (config.rpcUrl && !config.zkeyPath) {
     deps.log.warn('receipts written to a cluster are proven with the development trusted setup: set HERALD_RECEIPT_ZKEY and HERALD_RECEIPT_VKEY');
   }
