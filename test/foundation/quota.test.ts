@@ -69,8 +69,8 @@ describe('monthly quota', () => {
   it('records one quota.exceeded event per period, however often the quota is hit', async () => {
     const dev = await protocolRow((await gw.createProtocol({ tier: 0 })).id);
     await reserveSends(db, dev, 1000, JAN);
-    await Promise.all([recordQuotaExceeded(db, dev, JAN), recordQuotaExceeded(db, dev, JAN)]);
-    await recordQuotaExceeded(db, dev, new Date(JAN.getTime() - 3_600_000));
+    await Promise.all([recordQuotaExceeded(db, dev, JAN, 1), recordQuotaExceeded(db, dev, JAN, 1)]);
+    await recordQuotaExceeded(db, dev, new Date(JAN.getTime() - 3_600_000), 1);
     const events = await db.query<{ type: string; data: any }>('SELECT type, data FROM events WHERE protocol_id = $1', [dev.id]);
     assert.equal(events.length, 1);
     assert.equal(events[0].type, 'quota.exceeded');
@@ -78,7 +78,7 @@ describe('monthly quota', () => {
     assert.equal(events[0].data.usage, 1000);
     assert.equal(events[0].data.resets_at, FEB.toISOString());
     // A new period may have its own event.
-    await recordQuotaExceeded(db, dev, FEB);
+    await recordQuotaExceeded(db, dev, FEB, 1);
     const [{ n }] = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE protocol_id = $1 AND type = 'quota.exceeded'", [dev.id]);
     assert.equal(n, 2);
   });

@@ -385,6 +385,24 @@ describe('POST /v1/notify', () => {
       const events = await db.query(`SELECT data FROM events WHERE protocol_id = $1 AND type = 'quota.exceeded'`, [p.id]);
       assert.equal(events.length, 1);
       assert.equal(events[0].data.limit, 1_000_000);
+      assert.equal(events[0].data.requested, 1);
+    });
+
+    it('names in quota.exceeded what the refused request needed, which may be more than is left', async () => {
+      const p = await gw.createProtocol({ tier: 3 });
+      const db = gw.herald.deps.db;
+      await db.query(
+        `INSERT INTO usage_periods (protocol_id, period_start, sends) VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 999998)`,
+        [p.id],
+      );
+      const bulk = await call(gw.url, p.apiKey, 'POST', '/v1/notify/bulk', { notifications: [valid(), valid(), valid()] });
+      assert.equal(bulk.status, 402, JSON.stringify(bulk.body));
+      const events = await db.query(`SELECT data FROM events WHERE protocol_id = $1 AND type = 'quota.exceeded'`, [p.id]);
+      assert.equal(events.length, 1);
+      assert.equal(events[0].data.usage, 999_998);
+      assert.equal(events[0].data.requested, 3);
+      // Smaller sends still pass.
+      assert.equal((await send(valid(), p.apiKey)).status, 202);
     });
 
     it('lets overage protocols go past the quota', async () => {

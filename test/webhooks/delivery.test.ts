@@ -246,8 +246,8 @@ describe('webhook delivery', () => {
   it('delivers quota.exceeded events written by recordQuotaExceeded', async () => {
     const dev = await h.gw.createProtocol({ tier: 0 });
     const hook = await registerHook(h, dev.apiKey, `${receiver.url}/quota`, ['quota.exceeded']);
-    await recordQuotaExceeded(h.gw.herald.deps.db, { id: dev.id, tier: 0, overage_enabled: false }, h.clock.now);
-    await recordQuotaExceeded(h.gw.herald.deps.db, { id: dev.id, tier: 0, overage_enabled: false }, h.clock.now);
+    await recordQuotaExceeded(h.gw.herald.deps.db, { id: dev.id, tier: 0, overage_enabled: false }, h.clock.now, 3);
+    await recordQuotaExceeded(h.gw.herald.deps.db, { id: dev.id, tier: 0, overage_enabled: false }, h.clock.now, 3);
     await h.drain();
     const requests = requestsTo('/quota');
     assert.equal(requests.length, 1, 'one quota.exceeded per period');
@@ -261,6 +261,7 @@ describe('webhook delivery', () => {
       resets_at: '2026-04-01T00:00:00.000Z',
       limit: 1000,
       usage: 0,
+      requested: 3,
       exceeded_at: h.clock.now.toISOString(),
     });
     assert.equal(verifyWebhookSignature(requests[0].body, String(requests[0].headers['x-service-signature']), hook.secret, { now: h.clock.now }), true);

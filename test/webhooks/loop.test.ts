@@ -22,7 +22,7 @@ describe('webhook background loop (worker role)', () => {
     const dev = await gw.createProtocol({ tier: 0 });
     const hook = await call(gw.url, dev.apiKey, 'POST', '/v1/webhooks', { url: `${receiver.url}/loop`, events: ['quota.exceeded'] });
     assert.equal(hook.status, 201);
-    await recordQuotaExceeded(gw.herald.deps.db, { id: dev.id, tier: 0, overage_enabled: false }, new Date());
+    await recordQuotaExceeded(gw.herald.deps.db, { id: dev.id, tier: 0, overage_enabled: false }, new Date(), 1);
     const [request] = await receiver.waitForRequests(1, 10_000);
     const body = JSON.parse(request.body);
     assert.equal(body.type, 'quota.exceeded');

@@ -113,7 +113,7 @@ export async function sendBroadcast(
     });
   } catch (error) {
     if (!(error instanceof QuotaRefused)) throw error;
-    await recordQuotaExceeded(deps.db, protocol, now);
+    await recordQuotaExceeded(deps.db, protocol, now, error.needed);
     throw new ApiError('INSUFFICIENT_QUOTA', quotaRefusal(tierOf(protocol.tier).monthlySends, error.needed, 'broadcast'));
   }
 

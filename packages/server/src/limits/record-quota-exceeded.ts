@@ -3,8 +3,12 @@ import { recordEvent } from '../events/record-event.js';
 import { tierOf } from '../tiers.js';
 import { markQuotaExceeded, periodOf, sendsThisPeriod, type QuotaProtocol } from './quota.js';
 
-/** Writes the period's single quota.exceeded event, the first time a send is refused for quota. */
-export async function recordQuotaExceeded(db: Database, protocol: QuotaProtocol, now: Date): Promise<void> {
+/**
+ * Writes the period's single quota.exceeded event, the first time a send is refused for quota.
+ * `requested` is what the refused request needed: usage may still be under the limit (a bulk of
+ * 3 with 2 sends left is refused whole), and the event says why it was refused.
+ */
+export async function recordQuotaExceeded(db: Database, protocol: QuotaProtocol, now: Date, requested: number): Promise<void> {
   await db.transaction(async (tx) => {
     if (!(await markQuotaExceeded(tx, protocol.id, now))) return;
     const { start, next } = periodOf(now);
@@ -19,6 +23,7 @@ export async function recordQuotaExceeded(db: Database, protocol: QuotaProtocol,
         resets_at: next.toISOString(),
         limit: tierOf(protocol.tier).monthlySends,
         usage: await sendsThisPeriod(tx, protocol.id, now),
+        requested,
         exceeded_at: now.toISOString(),
       },
     });

@@ -225,7 +225,7 @@ export async function submitNotifications(deps: Deps, sender: Sender, items: Not
       : await submitKeyed(deps, sender, items, drafts, options.mode, now);
   } catch (error) {
     if (!(error instanceof QuotaRefused)) throw error;
-    await recordQuotaExceeded(deps.db, sender.protocol, now);
+    await recordQuotaExceeded(deps.db, sender.protocol, now, error.needed);
     const limit = tierOf(sender.protocol.tier).monthlySends;
     throw new ApiError('INSUFFICIENT_QUOTA', quotaRefusal(limit, error.needed, 'request'));
   }

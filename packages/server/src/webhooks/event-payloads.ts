@@ -88,6 +88,7 @@ const DATA_ORDER = [
   'resets_at',
   'limit',
   'usage',
+  'requested',
   'exceeded_at',
 ];
 const rank = (key: string) => {
