@@ -361,13 +361,13 @@ describe('POST /v1/notify', () => {
   });
 
   describe('quota', () => {
+    /** Sets the protocol's sends this month, as if they had been made. */
+    const usedThisMonth = (protocolId: string, sends: number) =>
+      gw.herald.deps.db.query(`INSERT INTO usage_periods (protocol_id, period_start, sends) VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, $2)`, [protocolId, sends]);
     it('never overshoots under concurrency and writes one quota.exceeded event', async () => {
       const p = await gw.createProtocol({ tier: 3 });
       const db = gw.herald.deps.db;
-      await db.query(
-        `INSERT INTO usage_periods (protocol_id, period_start, sends) VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 999990)`,
-        [p.id],
-      );
+      await usedThisMonth(p.id, 999_990);
       const results = await Promise.all(Array.from({ length: 30 }, () => send(valid(), p.apiKey)));
       assert.equal(results.filter((r) => r.status === 202).length, 10);
       const refused = results.filter((r) => r.status === 402);
@@ -391,10 +391,7 @@ describe('POST /v1/notify', () => {
     it('names in quota.exceeded what the refused request needed, which may be more than is left', async () => {
       const p = await gw.createProtocol({ tier: 3 });
       const db = gw.herald.deps.db;
-      await db.query(
-        `INSERT INTO usage_periods (protocol_id, period_start, sends) VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 999998)`,
-        [p.id],
-      );
+      await usedThisMonth(p.id, 999_998);
       const bulk = await call(gw.url, p.apiKey, 'POST', '/v1/notify/bulk', { notifications: [valid(), valid(), valid()] });
       assert.equal(bulk.status, 402, JSON.stringify(bulk.body));
       const events = await db.query(`SELECT data FROM events WHERE protocol_id = $1 AND type = 'quota.exceeded'`, [p.id]);
@@ -407,10 +404,7 @@ describe('POST /v1/notify', () => {
 
     it('lets overage protocols go past the quota', async () => {
       const p = await gw.createProtocol({ tier: 0, overageEnabled: true });
-      await gw.herald.deps.db.query(
-        `INSERT INTO usage_periods (protocol_id, period_start, sends) VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1000)`,
-        [p.id],
-      );
+      await usedThisMonth(p.id, 1_000);
       const res = await send(valid(), p.apiKey);
       assert.equal(res.status, 202);
       assert.equal((await call(gw.url, p.apiKey, 'GET', '/v1/usage')).body.usage, 1001);
