@@ -33,6 +33,7 @@ describe('admin API', () => {
         assert.ok(isErrorBody(res.body), JSON.stringify(res.body));
         assert.equal(res.body.code, 'INVALID_ADMIN_TOKEN');
         assert.equal(res.body.error, 'Unauthorized');
+        assert.equal(res.headers.get('www-authenticate'), token === undefined ? 'Bearer realm="herald-admin"' : 'Bearer realm="herald-admin", error="invalid_token"');
       }
     }
     // Nothing was changed by the refused calls.

@@ -26,6 +26,9 @@ describe('API keys', () => {
       assert.equal(res.status, 401);
       assert.ok(isErrorBody(res.body), JSON.stringify(res.body));
       assert.equal(res.body.code, 'INVALID_API_KEY');
+      // RFC 9110: a 401 says how to authenticate; RFC 6750: a bearer token sent is named invalid.
+      const sentToken = /^Bearer \S/.test(headers.authorization ?? '');
+      assert.equal(res.headers.get('www-authenticate'), sentToken ? 'Bearer realm="herald", error="invalid_token"' : 'Bearer realm="herald"');
       assert.equal(res.body.error, 'Unauthorized');
       assert.ok(res.headers.get('x-ratelimit-limit'));
       assert.ok(res.headers.get('x-ratelimit-reset'));
@@ -62,6 +65,7 @@ describe('API keys', () => {
     const res = await call(gw.url, other.apiKey, 'GET', '/v1/usage');
     assert.equal(res.status, 401);
     assert.equal(res.body.code, 'INVALID_API_KEY');
+    assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="herald", error="invalid_token"');
     // the sandbox key of the same protocol still works
     assert.equal((await call(gw.url, other.sandboxApiKey, 'GET', '/v1/usage')).status, 200);
   });

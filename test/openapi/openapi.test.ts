@@ -74,6 +74,10 @@ describe('GET /openapi.json', () => {
       }
     }
     assert.equal(doc.components.headers['X-RateLimit-Reset'].schema.type, 'integer');
+    // A 401 for a key or the admin token says how to authenticate; a wallet signature's does not.
+    assert.ok(doc.paths['/v1/usage'].get.responses['401'].headers['WWW-Authenticate']);
+    assert.ok(doc.paths['/v1/admin/protocols'].post.responses['401'].headers['WWW-Authenticate']);
+    assert.equal(doc.paths['/v1/identities'].post.responses['401'].headers['WWW-Authenticate'], undefined);
   });
 
   it('documents the Idempotency-Key header, its 409 and Idempotent-Replayed on the calls that create something', () => {

@@ -129,6 +129,16 @@ function protocolLimit(owner: KeyOwner) {
 }
 
 /**
+ * The `WWW-Authenticate` header of a 401 (RFC 9110 §11.6.1) for a route that takes a bearer
+ * token: the scheme and realm, and `error="invalid_token"` when a bearer token was sent but is not
+ * accepted (RFC 6750 §3; a request without one is told only how to authenticate).
+ */
+function bearerChallenge(realm: string, authorization: string | undefined): Record<string, string> {
+  const error = bearerToken(authorization) === null ? '' : ', error="invalid_token"';
+  return { 'www-authenticate': `Bearer realm="${realm}"${error}` };
+}
+
+/**
  * Authentication, rate limiting and the request log, for every request. Requests with a valid key
  * count against their protocol's tier limit; all others against a per-client-IP limit.
  *
@@ -183,7 +193,7 @@ export function installGuard(app: FastifyInstance, deps: Deps, answeredStatus: (
       const message = request.headers.authorization
         ? 'Invalid API key: it is malformed, unknown or revoked'
         : 'Missing API key: send Authorization: Bearer <key>';
-      throw new ApiError('INVALID_API_KEY', message);
+      throw new ApiError('INVALID_API_KEY', message, bearerChallenge('herald', request.headers.authorization));
     }
     request.auth = owner;
     const { key, max } = protocolLimit(owner);
@@ -207,8 +217,9 @@ export function installGuard(app: FastifyInstance, deps: Deps, answeredStatus: (
     const token = bearerToken(request.headers.authorization);
     if (deps.config.adminToken && token && sameSecret(token, deps.config.adminToken)) return limitProven(request, reply, 'admin', deps.config.adminRateLimit);
     await limitByIp(request, reply);
-    if (!deps.config.adminToken) throw new ApiError('INVALID_ADMIN_TOKEN', 'The admin API is disabled: set HERALD_ADMIN_TOKEN');
-    throw new ApiError('INVALID_ADMIN_TOKEN', 'Invalid admin token');
+    const challenge = bearerChallenge('herald-admin', request.headers.authorization);
+    if (!deps.config.adminToken) throw new ApiError('INVALID_ADMIN_TOKEN', 'The admin API is disabled: set HERALD_ADMIN_TOKEN', challenge);
+    throw new ApiError('INVALID_ADMIN_TOKEN', 'Invalid admin token', challenge);
   }
 
   /**

@@ -75,6 +75,10 @@ const RATE_HEADERS = {
   'X-Request-Id': { description: 'The request id, as given in the request (a short token) or generated', schema: { type: 'string' } },
 };
 const RETRY_AFTER = { description: 'Seconds to wait before retrying', schema: { type: 'integer' } };
+const WWW_AUTHENTICATE = {
+  description: 'How to authenticate: `Bearer realm="herald"` (API keys) or `Bearer realm="herald-admin"` (the admin token), with `error="invalid_token"` when a bearer token was sent but not accepted',
+  schema: { type: 'string' },
+};
 const IDEMPOTENT_REPLAYED = {
   description: '`true` when this is the first answer given again for a repeated Idempotency-Key (nothing was created); absent otherwise',
   schema: { type: 'string', enum: ['true'] },
@@ -171,11 +175,14 @@ function operationIdOf(method: string, path: string): string {
  * The finished document, corrected where route schemas say less than the server does: a parameter
  * or body field with a default is optional (Ajv fills the default in, so the route's own type has
  * it), and every response carries the rate-limit and request-id headers (429 and 503 a
- * `Retry-After` too), as the guard sends them on every answer.
+ * `Retry-After` too, a token route's 401 `WWW-Authenticate`), as the guard sends them on every answer.
  */
 const completeDocument = (document: Json): Json => {
   const openapi = document.openapiObject ?? document;
-  openapi.components = { ...openapi.components, headers: { ...RATE_HEADERS, 'Retry-After': RETRY_AFTER, 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } };
+  openapi.components = {
+    ...openapi.components,
+    headers: { ...RATE_HEADERS, 'Retry-After': RETRY_AFTER, 'Idempotent-Replayed': IDEMPOTENT_REPLAYED, 'WWW-Authenticate': WWW_AUTHENTICATE },
+  };
   const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
   for (const [path, item] of Object.entries<Json>(openapi.paths ?? {})) {
     for (const [method, operation] of Object.entries<Json>(item)) {
@@ -194,6 +201,8 @@ const completeDocument = (document: Json): Json => {
         const headers: Json = Object.fromEntries(Object.keys(RATE_HEADERS).map((name) => [name, ref(name)]));
         if (status === '429' || status === '503') headers['Retry-After'] = ref('Retry-After');
         if (takesIdempotencyKey(operation) && status.startsWith('2')) headers['Idempotent-Replayed'] = ref('Idempotent-Replayed');
+        // Key routes (the document's default security) and admin routes; not a wallet signature's 401.
+        if (status === '401' && (operation.security === undefined || operation.security.length > 0)) headers['WWW-Authenticate'] = ref('WWW-Authenticate');
         response.headers = { ...headers, ...response.headers };
       }
     }
