@@ -405,7 +405,7 @@ describe('client options', () => {
     for (const baseUrl of ['nope', 'ftp://gw.example', 'localhost:3000', 'http://gw.example?x=1', 'http://gw.example/#top', 'http://gw.example/?', 'http://gw.example/prefix#']) {
       assert.throws(() => new RequestCore({ baseUrl }), TypeError, baseUrl);
     }
-    const bad = [{ timeoutMs: 0 }, { timeoutMs: -5 }, { timeoutMs: Number.NaN }, { timeoutMs: 3e9 }, { timeoutMs: '100' }, { timeoutMs: Infinity }, { maxRetries: -1 }, { maxRetries: 1.5 }, { maxRetries: 1e9 }];
+    const bad = [{ timeoutMs: 0 }, { timeoutMs: 0.5 }, { timeoutMs: -5 }, { timeoutMs: Number.NaN }, { timeoutMs: 3e9 }, { timeoutMs: '100' }, { timeoutMs: Infinity }, { maxRetries: -1 }, { maxRetries: 1.5 }, { maxRetries: 1e9 }];
     for (const options of bad) {
       assert.throws(() => new RequestCore(options as never), RangeError, JSON.stringify(options));
     }

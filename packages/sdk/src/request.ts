@@ -193,7 +193,7 @@ function apiErrorFrom(response: Response, text: string, retryAfterMs: number | u
 
 /** RangeError for a timeout or a retry count no call could work with (a string, NaN, Infinity, 0 ms, -1, 1.5). */
 function checkTimeoutAndRetries(timeoutMs: unknown, maxRetries: unknown): void {
-  if (!(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
+  if (!(typeof timeoutMs === 'number' && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS)) {
     throw new RangeError(`timeoutMs must be 1 to ${MAX_TIMER_MS} milliseconds, got ${String(timeoutMs)}`);
   }
   if (!(Number.isInteger(maxRetries) && (maxRetries as number) >= 0 && (maxRetries as number) <= MAX_RETRIES)) {
