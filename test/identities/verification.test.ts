@@ -77,7 +77,31 @@ describe('contact verification codes', () => {
     const current = await lastCode(gw, wallet.address, 'email');
     if (old !== current) assertRefused(await verify(gw, wallet.address, 'email', old), 400, 'VALIDATION_ERROR', /^Wrong code/);
     assert.equal((await verify(gw, wallet.address, 'email', current)).status, 200);
-    assertRefused(await verify(gw, wallet.address, 'email', current), 400, 'VALIDATION_ERROR', /No email address is waiting/);
+    if (old !== current) assertRefused(await verify(gw, wallet.address, 'email', old), 400, 'VALIDATION_ERROR', /No email address is waiting/);
+  });
+
+  it('answers a retry of a verification that succeeded alike, without a try, while the code would be valid', async () => {
+    const wallet = newWallet();
+    await register(gw, wallet, { email: 'retry@example.com' });
+    const code = await lastCode(gw, wallet.address, 'email');
+    // A double submit: both calls are answered as verified.
+    const both = await Promise.all([verify(gw, wallet.address, 'email', code), verify(gw, wallet.address, 'email', code)]);
+    for (const res of both) assert.deepEqual([res.status, res.body], [200, { wallet: wallet.address, channel: 'email', verified: true }]);
+    for (let i = 0; i < 7; i++) assert.equal((await verify(gw, wallet.address, 'email', code)).status, 200, 'a retry spends no try');
+    // Another code is no retry: nothing waits for one.
+    assertRefused(await verify(gw, wallet.address, 'email', wrongCode(code)), 400, 'VALIDATION_ERROR', /^No email address is waiting/);
+    assert.equal((await verify(gw, wallet.address, 'email', code)).status, 200);
+    assert.deepEqual(await channels(wallet.address), ['email']);
+    // Once the code would have expired, a retry is told nothing waits.
+    clock.advance(10 * 60_000 + 1000);
+    assertRefused(await verify(gw, wallet.address, 'email', code), 400, 'VALIDATION_ERROR', /^No email address is waiting/);
+    assert.deepEqual(await channels(wallet.address), ['email'], 'the contact stays verified');
+
+    // A new code for the channel replaces the used one: the old code is no retry any more.
+    await register(gw, wallet, { email: 'retry-2@example.com' });
+    const next = await lastCode(gw, wallet.address, 'email');
+    if (next !== code) assertRefused(await verify(gw, wallet.address, 'email', code), 400, 'VALIDATION_ERROR', /^Wrong code; 4 tries left$/);
+    assert.equal((await verify(gw, wallet.address, 'email', next)).status, 200);
   });
 
   it('refuses codes for a channel with nothing pending and for an unregistered wallet', async () => {

@@ -81,11 +81,12 @@ export class Identities {
   }
 
   /**
-   * Confirms an email address or phone number with the code sent to it.
+   * Confirms an email address or phone number with the code sent to it. Retried like a GET: the
+   * gateway answers a repeat of a verification that succeeded alike, while the code is valid.
    * @example await herald.identities.verify({ wallet, channel: 'email', code: '123456' });
    */
   verify(params: VerifyContactParams, options?: RequestOptions): Promise<VerifiedContact> {
-    return this.core.request({ method: 'POST', path: '/v1/identities/verify', body: params, anonymous: true }, options);
+    return this.core.request({ method: 'POST', path: '/v1/identities/verify', body: params, anonymous: true, retrySafe: true }, options);
   }
 
   /**

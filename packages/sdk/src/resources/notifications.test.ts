@@ -221,6 +221,14 @@ describe('identities', () => {
     assert.equal(seen.length, 1);
   });
 
+  it('retries a verification after a 5xx: a repeat of one that succeeded is answered alike', async () => {
+    const verified = { wallet: message.wallet, channel: 'email', verified: true };
+    const { seen, fetch } = scripted(unavailable, [200, verified]);
+    const identities = new Identities(new RequestCore({ baseUrl: 'http://gateway.test', fetch, ...fakeTime().options }));
+    assert.deepEqual(await identities.verify({ wallet: message.wallet, channel: 'email', code: '123456' }), verified);
+    assert.equal(seen.length, 2);
+  });
+
   it('never sends the API key to the public routes', async () => {
     const { seen, fetch } = scripted([200, { message: 'm', nonce: 'n', expiresAt: '2026-01-01T00:00:00.000Z' }]);
     await new Identities(new RequestCore({ baseUrl: 'http://gateway.test', token: 'hrld_live_secret', fetch })).challenge({ wallet: message.wallet });

@@ -1,7 +1,7 @@
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
-import { deleteCodes, findCode, spendCodeAttempt, type CodeChannel } from './code-store.js';
+import { deleteCodes, findCode, markCodeUsed, spendCodeAttempt, type CodeChannel } from './code-store.js';
 import { findIdentity, markContactVerified } from './identity-store.js';
 import { CODE_MAX_ATTEMPTS, sameDigest } from './one-time-secrets.js';
 
@@ -15,20 +15,29 @@ export function codeDigest(secrets: SecretBox, wallet: string, channel: CodeChan
 
 type Outcome = { kind: 'verified' } | { kind: 'wrong'; triesLeft: number } | { kind: 'no-code' | 'dead' | 'unregistered' | 'contact-gone' };
 
-/** Checks a code; every check spends one of the code's 5 tries, right or wrong. */
+/**
+ * Checks a code; every check spends one of the code's 5 tries, right or wrong. A retry of a check
+ * that verified (the same code, before it would have expired) answers `verified` again and spends
+ * nothing: the contact stays verified until a new code replaces this one.
+ */
 export async function verifyContact(deps: Pick<Deps, 'db' | 'secrets' | 'now'>, input: { wallet: string; channel: CodeChannel; code: string }) {
   const now = deps.now();
+  const digest = codeDigest(deps.secrets, input.wallet, input.channel, input.code);
   const outcome = await deps.db.transaction(async (tx): Promise<Outcome> => {
     const live = await spendCodeAttempt(tx, input.wallet, input.channel, CODE_MAX_ATTEMPTS, now);
     if (!live) {
-      if (await findCode(tx, input.wallet, input.channel)) return { kind: 'dead' };
+      const code = await findCode(tx, input.wallet, input.channel);
+      if (code?.used_at) return { kind: code.expires_at > now && sameDigest(code.code_hash, digest) ? 'verified' : 'no-code' };
+      if (code) return { kind: 'dead' };
       return { kind: (await findIdentity(tx, input.wallet)) ? 'no-code' : 'unregistered' };
     }
-    if (!sameDigest(live.code_hash, codeDigest(deps.secrets, input.wallet, input.channel, input.code))) {
-      return { kind: 'wrong', triesLeft: CODE_MAX_ATTEMPTS - live.attempts };
+    if (!sameDigest(live.code_hash, digest)) return { kind: 'wrong', triesLeft: CODE_MAX_ATTEMPTS - live.attempts };
+    if (!(await markContactVerified(tx, input.wallet, input.channel, now))) {
+      await deleteCodes(tx, input.wallet, [input.channel]);
+      return { kind: 'contact-gone' };
     }
-    await deleteCodes(tx, input.wallet, [input.channel]);
-    return { kind: (await markContactVerified(tx, input.wallet, input.channel, now)) ? 'verified' : 'contact-gone' };
+    await markCodeUsed(tx, input.wallet, input.channel, now);
+    return { kind: 'verified' };
   });
   const what = input.channel === 'email' ? 'email address' : 'phone number';
   switch (outcome.kind) {
