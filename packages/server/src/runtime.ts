@@ -183,8 +183,8 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     }
     // The embedded store serves one process, so no other process can take the roles this one leaves.
     if (embedded && config.role !== 'all') {
+      // Every line already names the process's role (the logger's base).
       log.warn(
-        { role: config.role },
         config.role === 'api'
           ? 'HERALD_ROLE=api on the embedded store: sends are accepted but nothing delivers them (no worker can open this data dir); use HERALD_ROLE=all, or DATABASE_URL to split roles'
           : 'HERALD_ROLE=worker on the embedded store: nothing can send to it (no API process can open this data dir); use HERALD_ROLE=all, or DATABASE_URL to split roles',
