@@ -106,6 +106,7 @@ describe('herald auth login, whoami, logout', () => {
     const login = await herald(['auth', 'login', '--json']);
     assert.equal(login.code, 2);
     assert.equal(login.errorJson().error.code, 'USAGE');
+    assert.equal(login.errorJson().error.message, 'No API key given: pass --api-key, set HERALD_API_KEY, or pipe it in with --with-token');
     const empty = await herald(['auth', 'login', '--with-token'], {}, '\n');
     assert.equal(empty.code, 2);
   });

@@ -13,7 +13,7 @@ async function keyToSave(context: Context, withToken: boolean | undefined): Prom
   if (withToken) key = (await readStdin(context.io.stdin)).trim();
   else if (context.apiKey && context.apiKey.source !== 'config') key = context.apiKey.value;
   else if (canPrompt(context.io, context.json)) key = await askSecret(context.io, 'Paste your API key (hrld_live_… or hrld_test_…): ');
-  else throw usageError('No API key given: pass --api-key, or pipe it in with --with-token');
+  else throw usageError('No API key given: pass --api-key, set HERALD_API_KEY, or pipe it in with --with-token');
   if (!key) throw usageError('The API key is empty');
   return key;
 }
