@@ -160,12 +160,15 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
   try {
     let encryptionKey = config.encryptionKey;
     let adminToken = config.adminToken;
+    // An in-memory token dies with the process: it is shown once the process serves, not before a
+    // start that fails (a port in use, say). A data dir's token is kept, and shown as it is made.
+    let memoryTokenLine: string | undefined;
     if (embedded) {
       if (inMemory) {
         encryptionKey ??= randomBytes(32);
         if (!adminToken && config.role !== 'worker') {
           adminToken = `hrld_admin_${randomToken()}`;
-          announce(`Herald admin token (in memory: valid until this process exits): ${adminToken}`);
+          memoryTokenLine = `Herald admin token (in memory: valid until this process exits): ${adminToken}`;
         }
       } else {
         mkdirSync(config.dataDir, { recursive: true });
@@ -233,6 +236,7 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
       if (config.healthPort !== undefined) log.warn('HERALD_HEALTH_PORT is for the worker role only: ignored');
       app = await buildApp(deps, options.routes);
       url = await listen(app, config);
+      if (memoryTokenLine) announce(memoryTokenLine);
       log.info({ url, database: db.engine, ...(embedded ? { dataDir: inMemory ? 'memory://' : path.resolve(config.dataDir) } : {}) }, 'herald listening');
     } else if (config.healthPort !== undefined) {
       app = await buildHealthApp(deps);
