@@ -87,7 +87,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<number
   }
   const herald = new Herald({ apiKey: env.HERALD_API_KEY, baseUrl: env.HERALD_BASE_URL });
   const event: PositionAtRisk = {
-    eventId: env.EVENT_ID ?? 'demo-event-1',
+    // A demo event per wallet, so trying another wallet is another event (one event id reused
+    // with another payload is refused: 409 DUPLICATE_IDEMPOTENCY_KEY).
+    eventId: env.EVENT_ID ?? `demo-event-for-${env.HERALD_WALLET}`,
     positionId: env.POSITION_ID ?? 'position-42',
     owner: env.HERALD_WALLET!,
     healthFactor: Number(env.HEALTH_FACTOR ?? '1.04'),

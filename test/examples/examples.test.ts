@@ -88,6 +88,12 @@ describe('examples/ against a live gateway', () => {
     const stranger = await callMain('backend', { ...env, HERALD_WALLET: makeWallet().address, EVENT_ID: 'evt-2' });
     assert.equal(stranger.code, 0, stranger.stderr);
     assert.deepEqual(stranger.json(), { outcome: 'not_registered' });
+    // Without EVENT_ID, the demo event is the wallet's own: another wallet does not reuse a key.
+    const { EVENT_ID: _event, POSITION_ID: _position, ...defaults } = env;
+    assert.equal((await callMain('backend', defaults)).code, 0);
+    const other = await callMain('backend', { ...defaults, HERALD_WALLET: makeWallet().address });
+    assert.equal(other.code, 0, other.stderr);
+    assert.deepEqual(other.json(), { outcome: 'not_registered' });
 
     const refused = await callMain('backend', { ...env, HERALD_API_KEY: BAD_KEY });
     assert.equal(refused.code, 1);
