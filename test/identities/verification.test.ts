@@ -80,28 +80,48 @@ describe('contact verification codes', () => {
     if (old !== current) assertRefused(await verify(gw, wallet.address, 'email', old), 400, 'VALIDATION_ERROR', /No email address is waiting/);
   });
 
-  it('answers a retry of a verification that succeeded alike, without a try, while the code would be valid', async () => {
+  it('answers a repeat of a verification that succeeded alike, each repeat spending a try', async () => {
     const wallet = newWallet();
     await register(gw, wallet, { email: 'retry@example.com' });
     const code = await lastCode(gw, wallet.address, 'email');
-    // A double submit: both calls are answered as verified.
+    // A double submit: both calls are answered as verified (tries 1 and 2).
     const both = await Promise.all([verify(gw, wallet.address, 'email', code), verify(gw, wallet.address, 'email', code)]);
     for (const res of both) assert.deepEqual([res.status, res.body], [200, { wallet: wallet.address, channel: 'email', verified: true }]);
-    for (let i = 0; i < 7; i++) assert.equal((await verify(gw, wallet.address, 'email', code)).status, 200, 'a retry spends no try');
-    // Another code is no retry: nothing waits for one.
+    // Another code is no repeat: nothing waits for one (try 3).
     assertRefused(await verify(gw, wallet.address, 'email', wrongCode(code)), 400, 'VALIDATION_ERROR', /^No email address is waiting/);
-    assert.equal((await verify(gw, wallet.address, 'email', code)).status, 200);
-    assert.deepEqual(await channels(wallet.address), ['email']);
-    // Once the code would have expired, a retry is told nothing waits.
-    clock.advance(10 * 60_000 + 1000);
+    for (let i = 4; i <= 5; i++) assert.equal((await verify(gw, wallet.address, 'email', code)).status, 200, `try ${i}`);
+    // Its tries are spent: repeats, like guesses, are bounded.
     assertRefused(await verify(gw, wallet.address, 'email', code), 400, 'VALIDATION_ERROR', /^No email address is waiting/);
     assert.deepEqual(await channels(wallet.address), ['email'], 'the contact stays verified');
+  });
 
-    // A new code for the channel replaces the used one: the old code is no retry any more.
-    await register(gw, wallet, { email: 'retry-2@example.com' });
-    const next = await lastCode(gw, wallet.address, 'email');
-    if (next !== code) assertRefused(await verify(gw, wallet.address, 'email', code), 400, 'VALIDATION_ERROR', /^Wrong code; 4 tries left$/);
-    assert.equal((await verify(gw, wallet.address, 'email', next)).status, 200);
+  it('answers a repeat 400 once the code would have expired, the contact lost its mark, or a registration changed it', async () => {
+    const expired = newWallet();
+    await register(gw, expired, { email: 'expired-retry@example.com' });
+    const code = await lastCode(gw, expired.address, 'email');
+    assert.equal((await verify(gw, expired.address, 'email', code)).status, 200);
+    clock.advance(10 * 60_000 + 1000);
+    assertRefused(await verify(gw, expired.address, 'email', code), 400, 'VALIDATION_ERROR', /^No email address is waiting/);
+    assert.deepEqual(await channels(expired.address), ['email']);
+
+    // A provider refused the number for good (a STOP reply): the repeat must not call it verified.
+    const stopped = newWallet();
+    await register(gw, stopped, { phone: '+14155550142' });
+    const smsCode = await lastCode(gw, stopped.address, 'sms');
+    assert.equal((await verify(gw, stopped.address, 'sms', smsCode)).status, 200);
+    await gw.herald.deps.db.query('UPDATE identities SET phone_verified_at = NULL WHERE wallet = $1', [stopped.address]);
+    assertRefused(await verify(gw, stopped.address, 'sms', smsCode), 400, 'VALIDATION_ERROR', /^No phone number is waiting/);
+
+    // A registration that touches the channel retires the used code.
+    const changed = newWallet();
+    await register(gw, changed, { email: 'changed-retry@example.com' });
+    const first = await lastCode(gw, changed.address, 'email');
+    assert.equal((await verify(gw, changed.address, 'email', first)).status, 200);
+    await register(gw, changed, { email: 'changed-retry-2@example.com' });
+    const next = await lastCode(gw, changed.address, 'email');
+    if (next !== first) assertRefused(await verify(gw, changed.address, 'email', first), 400, 'VALIDATION_ERROR', /^Wrong code; 4 tries left$/);
+    assert.equal((await verify(gw, changed.address, 'email', next)).status, 200);
+    assert.deepEqual(await channels(changed.address), ['email']);
   });
 
   it('refuses codes for a channel with nothing pending and for an unregistered wallet', async () => {

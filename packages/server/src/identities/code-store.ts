@@ -30,8 +30,9 @@ export async function markCodeUsed(db: Queryable, wallet: string, channel: CodeC
 }
 
 /**
- * Spends one attempt of a live code and returns it; undefined when there is no code, it has
- * expired, was used or its attempts are used up. Spending before comparing bounds guesses under concurrency.
+ * Spends one attempt of a live code (waiting, or used: a repeat of its verification spends a try
+ * too) and returns it; undefined when there is no code, it has expired or its attempts are used
+ * up. Spending before comparing bounds guesses under concurrency.
  */
 export async function spendCodeAttempt(
   db: Queryable,
@@ -42,7 +43,7 @@ export async function spendCodeAttempt(
 ): Promise<CodeRow | undefined> {
   const [row] = await db.query<CodeRow>(
     `UPDATE identity_codes SET attempts = attempts + 1
-     WHERE wallet = $1 AND channel = $2 AND attempts < $3 AND expires_at > $4 AND used_at IS NULL
+     WHERE wallet = $1 AND channel = $2 AND attempts < $3 AND expires_at > $4
      RETURNING code_hash, attempts, expires_at, used_at`,
     [wallet, channel, maxAttempts, now],
   );

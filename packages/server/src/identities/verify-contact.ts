@@ -1,4 +1,5 @@
 import type { SecretBox } from '../crypto/secret-box.js';
+import type { Queryable } from '../db/connection.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { deleteCodes, findCode, markCodeUsed, spendCodeAttempt, type CodeChannel } from './code-store.js';
@@ -15,10 +16,17 @@ export function codeDigest(secrets: SecretBox, wallet: string, channel: CodeChan
 
 type Outcome = { kind: 'verified' } | { kind: 'wrong'; triesLeft: number } | { kind: 'no-code' | 'dead' | 'unregistered' | 'contact-gone' };
 
+/** Whether the wallet's contact on `channel` is verified, with no replacement waiting for a code. */
+async function stillVerified(db: Queryable, wallet: string, channel: CodeChannel): Promise<boolean> {
+  const row = await findIdentity(db, wallet);
+  if (!row) return false;
+  return channel === 'email' ? row.email_verified_at !== null && row.email_pending_enc === null : row.phone_verified_at !== null && row.phone_pending_enc === null;
+}
+
 /**
- * Checks a code; every check spends one of the code's 5 tries, right or wrong. A retry of a check
- * that verified (the same code, before it would have expired) answers `verified` again and spends
- * nothing: the contact stays verified until a new code replaces this one.
+ * Checks a code; every check spends one of the code's 5 tries, right or wrong. A repeat of a check
+ * that verified (the same code, while it is valid and has tries) answers `verified` again, as long
+ * as the contact it verified still is (a provider refusing it for good takes the mark away).
  */
 export async function verifyContact(deps: Pick<Deps, 'db' | 'secrets' | 'now'>, input: { wallet: string; channel: CodeChannel; code: string }) {
   const now = deps.now();
@@ -27,9 +35,13 @@ export async function verifyContact(deps: Pick<Deps, 'db' | 'secrets' | 'now'>, 
     const live = await spendCodeAttempt(tx, input.wallet, input.channel, CODE_MAX_ATTEMPTS, now);
     if (!live) {
       const code = await findCode(tx, input.wallet, input.channel);
-      if (code?.used_at) return { kind: code.expires_at > now && sameDigest(code.code_hash, digest) ? 'verified' : 'no-code' };
-      if (code) return { kind: 'dead' };
+      if (code && !code.used_at) return { kind: 'dead' };
       return { kind: (await findIdentity(tx, input.wallet)) ? 'no-code' : 'unregistered' };
+    }
+    if (live.used_at) {
+      // Nothing waits: only a repeat of the verification that used the code is answered.
+      const repeat = sameDigest(live.code_hash, digest) && (await stillVerified(tx, input.wallet, input.channel));
+      return { kind: repeat ? 'verified' : 'no-code' };
     }
     if (!sameDigest(live.code_hash, digest)) return { kind: 'wrong', triesLeft: CODE_MAX_ATTEMPTS - live.attempts };
     if (!(await markContactVerified(tx, input.wallet, input.channel, now))) {
