@@ -353,8 +353,8 @@ export function installGuard(app: FastifyInstance, deps: Deps, answeredStatus: (
         auth.protocol.id,
         request.method,
         query === -1 ? url : url.slice(0, query),
-        // An error may only be the route failing on a connection already answered (a 408, say).
-        reply.statusCode < 400 ? reply.statusCode : (answeredStatus(request.raw.socket) ?? reply.statusCode),
+        // The route failing on a body cut off by the request timeout: the client was told 408.
+        reply.statusCode >= 400 && answeredStatus(request.raw.socket) === 408 ? 408 : reply.statusCode,
         Math.round(performance.now() - request.startedAt),
         deps.now().getTime(),
       );
