@@ -109,11 +109,12 @@ function addGeneralErrors(path: string, method: string, operation: Json): void {
   add('503', 'SERVICE_UNAVAILABLE: the database cannot be reached right now (see Retry-After)');
   add('500', 'INTERNAL_ERROR: a bug; the message carries the request id only');
   const pathParameters = (operation.parameters ?? []).some((parameter: Json) => parameter.in === 'path');
-  // Checked before any route's own rules, on every route.
-  add(
-    '400',
-    `VALIDATION_ERROR: ${pathParameters ? 'a path parameter is malformed, or ' : ''}the request itself is (an HTTP/1.1 request without a Host header; several Authorization headers on a route that takes a key)`,
-  );
+  // Checked before any route's own rules, on every route: said beside what the route declares.
+  const credentials = operation.security === undefined || operation.security.length > 0;
+  const malformed = `the request itself is malformed (an HTTP/1.1 request without a Host header${credentials ? '; several Authorization headers' : ''})`;
+  const declared = operation.responses['400'];
+  const invalid = declared ? 'a parameter or body field is invalid (the message names it)' : pathParameters ? 'a path parameter is malformed' : undefined;
+  operation.responses['400'] = { ...(declared ?? { content: ERROR_CONTENT }), description: `VALIDATION_ERROR: ${invalid ? `${invalid}, or ` : ''}${malformed}` };
   add('431', 'HEADERS_TOO_LARGE: the request line and headers are over 16 KB together');
   if (BODY_METHODS.has(method)) {
     add('408', 'REQUEST_TIMEOUT: the body did not arrive in full within 30 s');
