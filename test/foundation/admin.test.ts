@@ -106,6 +106,18 @@ describe('admin API', () => {
     assert.equal((await admin('GET', '/v1/admin/protocols')).body.total, before);
   });
 
+  it('sets a new protocol to expire one calendar year after its creation', async () => {
+    // On a 29 February the year ends on 28 February; the instant is the creation's.
+    const leap = await startGateway({ env: { HERALD_ROLE: 'api' }, now: () => new Date('2028-02-29T08:00:00.000Z') });
+    try {
+      const res = await call(leap.url, ADMIN_TOKEN, 'POST', '/v1/admin/protocols', { name: 'Leap', tier: 0 });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      assert.equal(res.body.subscriptionExpiresAt, '2029-02-28T08:00:00.000Z');
+    } finally {
+      await leap.close();
+    }
+  });
+
   it('creates a protocol with a live and a sandbox key, shown once', async () => {
     const res = await admin('POST', '/v1/admin/protocols', { name: 'Jupiter', tier: 2, overageEnabled: true, subscriptionExpiresAt: '2030-01-01T00:00:00Z' });
     assert.equal(res.status, 201);
