@@ -74,6 +74,9 @@ describe('email templates: create, read, version, restore, delete', () => {
       ['blank subject', { subjectTemplate: '   ' }, /^subjectTemplate is blank: it must hold something to show/],
       ['blank text', { textSource: '\u200b \n' }, /^textSource is blank/],
       ['blank html', { htmlSource: ' ' }, /^htmlSource is blank/],
+      ['blank name', { name: ' \u200b ' }, /^name must be a name that is not blank and holds no control or direction characters/],
+      ['name with a control character', { name: 'a\u0001b' }, /^name must be a name that is not blank/],
+      ['name with a right-to-left override', { name: 'Alert\u202e' }, /^name must be a name that is not blank/],
     ];
     for (const [label, overrides, message] of cases) {
       const res = await api('POST', BASE, sampleTemplate(overrides));
@@ -82,6 +85,10 @@ describe('email templates: create, read, version, restore, delete', () => {
       assert.equal(res.body.code, 'VALIDATION_ERROR', label);
       assert.match(res.body.message, message, label);
     }
+    // An update is held to the same rule.
+    const renamed = await api('PUT', `${BASE}/${created.body.templateId}`, { name: 'a\u0001\u001fb' });
+    assert.equal(renamed.status, 400);
+    assert.match(renamed.body.message, /^name must be a name that is not blank/);
     const missing = await api('POST', BASE, { name: 'x', category: 'defi', htmlSource: 'h', textSource: 't' });
     assert.match(missing.body.message, /^subjectTemplate is required$/);
     // Raw output is fine in plain-text sources: nothing there is HTML.

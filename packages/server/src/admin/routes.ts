@@ -5,19 +5,10 @@ import { listApiKeys, listProtocols } from '../account/protocol-store.js';
 import { changeKeys } from '../auth/authenticator.js';
 import type { Deps } from '../deps.js';
 import { ApiError, requireSomeChange } from '../http/errors.js';
-import { errorResponses, pageQuery } from '../http/schemas.js';
-import { VISIBLE_CHARACTER } from '../rendering/clean-text.js';
+import { DisplayName, errorResponses, pageQuery } from '../http/schemas.js';
 import { changeProtocol, createKey, createProtocol, getProtocol, keyView, protocolView, revokeKey } from './protocol-admin.js';
 
 const Tier = Type.Integer({ minimum: 0, maximum: 3 });
-const Name = Type.String({
-  minLength: 1,
-  maxLength: 200,
-  // Something visible (not only spaces or zero-width characters), and no control or bidi marks:
-  // the name is shown to recipients, where a right-to-left override would disguise what follows.
-  pattern: `^(?=.*${VISIBLE_CHARACTER})[^\\p{Cc}\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069]+$`,
-  description: 'A name that is not blank and holds no control or direction characters (line breaks included)',
-});
 const Environment = Type.Union([Type.Literal('production'), Type.Literal('sandbox')]);
 
 const ProtocolView = Type.Object({
@@ -41,7 +32,7 @@ const KeyView = Type.Object({
 
 const IdParams = Type.Object({ id: Type.String() });
 const ProtocolChange = Type.Object({
-  name: Type.Optional(Name),
+  name: Type.Optional(DisplayName),
   tier: Type.Optional(Tier),
   overageEnabled: Type.Optional(Type.Boolean()),
   subscriptionExpiresAt: Type.Optional(Type.String({ format: 'date-time' })),
@@ -61,7 +52,7 @@ export function adminRoutes(app: FastifyInstance, deps: Deps): void {
         tags,
         summary: 'Create a protocol with a live and a sandbox API key',
         body: Type.Object({
-          name: Name,
+          name: DisplayName,
           tier: Tier,
           overageEnabled: Type.Optional(Type.Boolean()),
           subscriptionExpiresAt: Type.Optional(Type.String({ format: 'date-time' })),

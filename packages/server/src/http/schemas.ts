@@ -1,4 +1,5 @@
 import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { VISIBLE_CHARACTER } from '../rendering/clean-text.js';
 
 export const ErrorSchema = Type.Object(
   {
@@ -11,6 +12,18 @@ export const ErrorSchema = Type.Object(
 );
 
 export const IsoDateTime = Type.String({ format: 'date-time' });
+
+/**
+ * A name people read (a protocol's, shown to recipients; a template's, in lists): 1–200 characters,
+ * something visible (not only spaces or zero-width characters), and no control or bidi marks, where
+ * a right-to-left override would disguise what follows.
+ */
+export const DisplayName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: `^(?=.*${VISIBLE_CHARACTER})[^\\p{Cc}\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069]+$`,
+  description: 'A name that is not blank and holds no control or direction characters (line breaks included)',
+});
 
 /** `page` (from 1) and `limit` (1..max) query parameters with the given default limit. */
 export function pageQuery(defaultLimit: number, maxLimit = 100) {

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { StringEnum } from '../http/schemas.js';
+import { DisplayName, StringEnum } from '../http/schemas.js';
 import { CategorySchema } from '../notifications/schemas.js';
 
 const FOOTERS = ['full', 'minimal', 'none'] as const;
@@ -18,7 +18,7 @@ export const TemplateSourceFields = {
 };
 
 export const CreateTemplateBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
+  name: DisplayName,
   category: CategorySchema,
   ...TemplateSourceFields,
   // The default is filled in, so a request leaving it out is the same request as one sending it.
@@ -27,7 +27,7 @@ export const CreateTemplateBody = Type.Object({
 
 export const UpdateTemplateBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    name: Type.Optional(DisplayName),
     category: Type.Optional(CategorySchema),
     subjectTemplate: Type.Optional(TemplateSourceFields.subjectTemplate),
     htmlSource: Type.Optional(TemplateSourceFields.htmlSource),
