@@ -57,17 +57,28 @@ export async function saveIdentity(db: Queryable, wallet: string, fields: Identi
   return row;
 }
 
+/** The columns of a contact verified by code: its value, when it was verified, its replacement waiting. */
+const codedContactColumns = (channel: 'email' | 'sms') =>
+  channel === 'email' ? (['email_enc', 'email_verified_at', 'email_pending_enc'] as const) : (['phone_enc', 'phone_verified_at', 'phone_pending_enc'] as const);
+
 /**
  * Marks the contact waiting for its code verified: the replacement when one waits (it takes the
  * old value's place), otherwise the contact itself. False when there is none any more.
  */
 export async function markContactVerified(db: Queryable, wallet: string, channel: 'email' | 'sms', now: Date): Promise<boolean> {
-  const [enc, at, pending] = channel === 'email' ? ['email_enc', 'email_verified_at', 'email_pending_enc'] : ['phone_enc', 'phone_verified_at', 'phone_pending_enc'];
+  const [enc, at, pending] = codedContactColumns(channel);
   const rows = await db.query(
     `UPDATE identities SET ${enc} = coalesce(${pending}, ${enc}), ${pending} = NULL, ${at} = $2, updated_at = $2
      WHERE wallet = $1 AND coalesce(${pending}, ${enc}) IS NOT NULL RETURNING wallet`,
     [wallet, now],
   );
+  return rows.length === 1;
+}
+
+/** Whether the wallet's contact on `channel` is verified, with no replacement waiting for a code. */
+export async function contactVerified(db: Queryable, wallet: string, channel: 'email' | 'sms'): Promise<boolean> {
+  const [, at, pending] = codedContactColumns(channel);
+  const rows = await db.query(`SELECT 1 FROM identities WHERE wallet = $1 AND ${at} IS NOT NULL AND ${pending} IS NULL`, [wallet]);
   return rows.length === 1;
 }
 

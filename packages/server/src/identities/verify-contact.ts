@@ -1,9 +1,8 @@
 import type { SecretBox } from '../crypto/secret-box.js';
-import type { Queryable } from '../db/connection.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
 import { deleteCodes, findCode, markCodeUsed, spendCodeAttempt, type CodeChannel } from './code-store.js';
-import { findIdentity, markContactVerified } from './identity-store.js';
+import { contactVerified, findIdentity, markContactVerified } from './identity-store.js';
 import { CODE_MAX_ATTEMPTS, sameDigest } from './one-time-secrets.js';
 
 /**
@@ -15,13 +14,6 @@ export function codeDigest(secrets: SecretBox, wallet: string, channel: CodeChan
 }
 
 type Outcome = { kind: 'verified' } | { kind: 'wrong'; triesLeft: number } | { kind: 'no-code' | 'dead' | 'unregistered' | 'contact-gone' };
-
-/** Whether the wallet's contact on `channel` is verified, with no replacement waiting for a code. */
-async function stillVerified(db: Queryable, wallet: string, channel: CodeChannel): Promise<boolean> {
-  const row = await findIdentity(db, wallet);
-  if (!row) return false;
-  return channel === 'email' ? row.email_verified_at !== null && row.email_pending_enc === null : row.phone_verified_at !== null && row.phone_pending_enc === null;
-}
 
 /**
  * Checks a code; every check spends one of the code's 5 tries, right or wrong. A repeat of a check
@@ -40,7 +32,7 @@ export async function verifyContact(deps: Pick<Deps, 'db' | 'secrets' | 'now'>, 
     }
     if (live.used_at) {
       // Nothing waits: only a repeat of the verification that used the code is answered.
-      const repeat = sameDigest(live.code_hash, digest) && (await stillVerified(tx, input.wallet, input.channel));
+      const repeat = sameDigest(live.code_hash, digest) && (await contactVerified(tx, input.wallet, input.channel));
       return { kind: repeat ? 'verified' : 'no-code' };
     }
     if (!sameDigest(live.code_hash, digest)) return { kind: 'wrong', triesLeft: CODE_MAX_ATTEMPTS - live.attempts };
