@@ -91,6 +91,9 @@ const takesIdempotencyKey = (operation: Json) =>
 
 type Json = Record<string, any>;
 
+/** Whether an operation reads credentials: key routes (the document's default security) and admin routes, not public ones. */
+const takesCredentials = (operation: Json) => operation.security === undefined || operation.security.length > 0;
+
 const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 
@@ -110,8 +113,7 @@ function addGeneralErrors(path: string, method: string, operation: Json): void {
   add('500', 'INTERNAL_ERROR: a bug; the message carries the request id only');
   const pathParameters = (operation.parameters ?? []).some((parameter: Json) => parameter.in === 'path');
   // Checked before any route's own rules, on every route: said beside what the route declares.
-  const credentials = operation.security === undefined || operation.security.length > 0;
-  const malformed = `the request itself is malformed (an HTTP/1.1 request without a Host header${credentials ? '; several Authorization headers' : ''})`;
+  const malformed = `the request itself is malformed (an HTTP/1.1 request without a Host header${takesCredentials(operation) ? '; several Authorization headers' : ''})`;
   const declared = operation.responses['400'];
   const invalid = declared ? 'a parameter or body field is invalid (the message names it)' : pathParameters ? 'a path parameter is malformed' : undefined;
   operation.responses['400'] = { ...(declared ?? { content: ERROR_CONTENT }), description: `VALIDATION_ERROR: ${invalid ? `${invalid}, or ` : ''}${malformed}` };
@@ -202,8 +204,8 @@ const completeDocument = (document: Json): Json => {
         const headers: Json = Object.fromEntries(Object.keys(RATE_HEADERS).map((name) => [name, ref(name)]));
         if (status === '429' || status === '503') headers['Retry-After'] = ref('Retry-After');
         if (takesIdempotencyKey(operation) && status.startsWith('2')) headers['Idempotent-Replayed'] = ref('Idempotent-Replayed');
-        // Key routes (the document's default security) and admin routes; not a wallet signature's 401.
-        if (status === '401' && (operation.security === undefined || operation.security.length > 0)) headers['WWW-Authenticate'] = ref('WWW-Authenticate');
+        // Not a wallet signature's 401: its route is public.
+        if (status === '401' && takesCredentials(operation)) headers['WWW-Authenticate'] = ref('WWW-Authenticate');
         response.headers = { ...headers, ...response.headers };
       }
     }
