@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { buildLiveProviders } from '../../packages/server/src/channels/build-providers.js';
 import { ConfigError, loadConfig } from '../../packages/server/src/config.js';
 import { startGateway } from '../support/gateway.js';
+import { logLines } from '../support/log-lines.js';
 
 const SID = `AC${'0123456789abcdef'.repeat(2)}`;
 const TWILIO = { TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 'secret-token', TWILIO_FROM: '+15005550006' };
@@ -19,8 +19,8 @@ function configError(env: Record<string, string>): ConfigError {
   assert.fail('loadConfig accepted ' + JSON.stringify(env));
 }
 
-function quietLog(lines: string[] = []) {
-  return pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (lines.push(chunk.toString()), done()) }));
+function quietLog(log = logLines()) {
+  return pino({ level: 'info' }, log.stream);
 }
 
 describe('channel provider settings', () => {
@@ -93,14 +93,14 @@ describe('channel provider settings', () => {
   });
 
   it('builds a provider per configured channel and logs hosts, never credentials', async () => {
-    const lines: string[] = [];
+    const log = logLines();
     const config = loadConfig({ SMTP_URL: 'smtp://user:hunter2@smtp.example.com:2525', TELEGRAM_BOT_TOKEN: '123456:TOKENVALUE', ...TWILIO });
-    const live = buildLiveProviders(config, quietLog(lines));
+    const live = buildLiveProviders(config, quietLog(log));
     assert.deepEqual(
       Object.fromEntries(Object.entries(live).map(([channel, provider]) => [channel, provider.name])),
       { email: 'smtp', telegram: 'telegram', sms: 'twilio' },
     );
-    const logged = lines.join('');
+    const logged = log.lines.join('');
     assert.match(logged, /smtp\.example\.com:2525/);
     assert.doesNotMatch(logged, /hunter2|TOKENVALUE|secret-token/);
     await live.email!.close!();
@@ -112,11 +112,10 @@ describe('channel provider settings', () => {
 describe('start-up warning about the links of real email', () => {
   /** The warnings a gateway logs while starting with `env`. */
   async function startUpWarnings(env: Record<string, string>): Promise<{ msg: string; publicUrl?: string }[]> {
-    const lines: string[] = [];
-    const logger = pino({ level: 'warn' }, new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
-    const gateway = await startGateway({ env: { SMTP_URL: 'smtp://127.0.0.1:2525', ...env }, logger });
+    const log = logLines();
+    const gateway = await startGateway({ env: { SMTP_URL: 'smtp://127.0.0.1:2525', ...env }, logger: pino({ level: 'warn' }, log.stream) });
     await gateway.close();
-    return lines.map((line) => JSON.parse(line)).filter((line) => line.level === 40);
+    return log.records().filter((line) => line.level === 40) as { msg: string; publicUrl?: string }[];
   }
   const aboutLinks = (warning: { msg: string }) => /^SMTP_URL is set but HERALD_PUBLIC_URL is not an https:\/\/ address/.test(warning.msg);
 

@@ -1,23 +1,17 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { Writable } from 'node:stream';
 import pino from 'pino';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_TOKEN, call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { logLines } from '../support/log-lines.js';
 
 describe('error model', () => {
   let gw: TestGateway;
   let acme: TestProtocol;
-  const logLines: string[] = [];
+  const log = logLines();
 
   before(async () => {
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        logLines.push(chunk.toString());
-        done();
-      },
-    });
-    gw = await startGateway({ logger: pino({ level: 'info' }, sink), env: { HERALD_BODY_LIMIT: '65536', HERALD_IP_RATE_LIMIT: '1000' } });
+    gw = await startGateway({ logger: pino({ level: 'info' }, log.stream), env: { HERALD_BODY_LIMIT: '65536', HERALD_IP_RATE_LIMIT: '1000' } });
     acme = await gw.createProtocol({ tier: 3 });
   });
   after(() => gw.close());
@@ -381,7 +375,7 @@ describe('error model', () => {
       assert.ok(!/request_log|relation|SELECT/i.test(res.body.message), res.body.message);
       const requestId = res.headers.get('x-request-id')!;
       assert.ok(res.body.message.includes(requestId));
-      const logged = logLines.map((l) => JSON.parse(l)).find((l) => l.reqId === requestId && l.level >= 50);
+      const logged = log.records().find((l) => l.reqId === requestId && l.level >= 50);
       assert.ok(logged, 'the error is logged with its request id');
       assert.match(JSON.stringify(logged.err), /request_log/);
     } finally {
@@ -390,7 +384,7 @@ describe('error model', () => {
   });
 
   it('never writes the API key or admin token to the log', () => {
-    const all = logLines.join('\n');
+    const all = log.lines.join('\n');
     assert.ok(!all.includes(acme.apiKey));
     assert.ok(!all.includes(ADMIN_TOKEN));
   });

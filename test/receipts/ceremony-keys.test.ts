@@ -2,33 +2,24 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { before, describe, it } from 'node:test';
 import pino from 'pino';
 import { verifyReceipt } from '../../packages/sdk/src/receipts.js';
 import { call, startGateway, sleep, waitFor, type TestGateway } from '../support/gateway.js';
+import { logLines } from '../support/log-lines.js';
 import { registeredWallet } from '../support/wallets.js';
 
 const BUILD = fileURLToPath(new URL('../../packages/server/circuits/build/', import.meta.url));
 
 /** A gateway whose log lines are kept. */
 async function gatewayWithKeys(zkey: string, vkey: string, batchMs = 100): Promise<{ gw: TestGateway; lines: string[] }> {
-  const lines: string[] = [];
-  const logger = pino(
-    { level: 'warn' },
-    new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    }),
-  );
+  const log = logLines();
   const gw = await startGateway({
-    logger,
+    logger: pino({ level: 'warn' }, log.stream),
     env: { HERALD_RECEIPT_ZKEY: zkey, HERALD_RECEIPT_VKEY: vkey, HERALD_WORKER_POLL_MS: '50', HERALD_RECEIPT_BATCH_MS: String(batchMs) },
   });
-  return { gw, lines };
+  return { gw, lines: log.lines };
 }
 
 describe("receipt keys from configuration (a ceremony's output)", () => {

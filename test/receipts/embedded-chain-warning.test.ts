@@ -1,26 +1,17 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { onPostgres, startGateway } from '../support/gateway.js';
+import { logLines } from '../support/log-lines.js';
 
 const WARNING = /^live receipts are written to the in-process litesvm chain, which ends with this process: set SOLANA_RPC_URL and HERALD_RECEIPT_KEYPAIR/;
 
 /** The warning lines a gateway logs as it starts with the given roles' settings. */
 async function startupWarnings(env: Record<string, string>): Promise<string[]> {
-  const messages: string[] = [];
-  const logger = pino(
-    { level: 'warn' },
-    new Writable({
-      write(chunk, _encoding, done) {
-        messages.push(JSON.parse(String(chunk)).msg);
-        done();
-      },
-    }),
-  );
-  const gw = await startGateway({ logger, env });
+  const log = logLines();
+  const gw = await startGateway({ logger: pino({ level: 'warn' }, log.stream), env });
   await gw.close();
-  return messages;
+  return log.records().map((line) => line.msg);
 }
 
 describe('receipts on the in-process chain', () => {

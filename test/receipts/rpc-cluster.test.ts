@@ -5,13 +5,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import bs58 from 'bs58';
 import { verifyReceipt, type Receipt, type ReceiptVerification } from '../../packages/sdk/src/receipts.js';
 import { loadConfig } from '../../packages/server/src/config.js';
 import { createLogger } from '../../packages/server/src/runtime.js';
 import { call, freshSchema, onPostgres, startGateway, testEnv, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { logLines } from '../support/log-lines.js';
 import { registeredWallet } from '../support/wallets.js';
 import { RpcChain } from '../../packages/server/src/receipts/rpc-chain.js';
 import { startSolanaRpc, type SolanaRpc } from './solana-rpc.js';
@@ -332,9 +332,9 @@ describe('receipts when the Solana RPC node answers HTTP errors', () => {
     const node = createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found'));
     await new Promise<void>((resolve) => node.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
-    const lines: string[] = [];
+    const log = logLines();
     const env = { ...clusterEnv({ url } as SolanaRpc, keypair().json), LOG_LEVEL: 'warn' };
-    const logger = createLogger(loadConfig(testEnv(env)), new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    const logger = createLogger(loadConfig(testEnv(env)), log.stream);
     const gateway = await startGateway({ env, logger });
     try {
       const protocol = await gateway.createProtocol({ name: 'Misconfigured' });
@@ -351,9 +351,9 @@ describe('receipts when the Solana RPC node answers HTTP errors', () => {
       assert.match(failed.receipt_failure_reason, /^on-chain write failed: .+ \(gave up after 3 attempts\)$/);
       const [batch] = await gateway.herald.deps.db.query('SELECT b.attempts FROM receipt_batches b JOIN receipts r ON r.batch_id = b.id WHERE r.notification_id = $1', [id]);
       assert.equal(batch.attempts, 3, 'no attempt beyond the last');
-      const logged = lines.map((line) => JSON.parse(line));
+      const logged = log.records();
       assert.ok(logged.some((entry) => entry.err && typeof entry.err.message === 'string'), 'the failures are logged with their error');
-      assert.ok(!logged.some((entry) => /job loop pass failed/.test(entry.msg)), lines.join(''));
+      assert.ok(!logged.some((entry) => /job loop pass failed/.test(entry.msg)), log.lines.join(''));
     } finally {
       await gateway.close();
       await new Promise((resolve) => node.close(resolve));

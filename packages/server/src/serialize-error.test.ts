@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import pino from 'pino';
+import { logLines } from '../../../test/support/log-lines.js';
 import { serializeError } from './serialize-error.js';
 
 describe('serializeError', () => {
@@ -16,9 +16,9 @@ describe('serializeError', () => {
   it('leaves ordinary errors to pino, and a logger using it does not throw', () => {
     const plain = Object.assign(new Error('boom'), { detail: 'x' });
     assert.deepEqual(serializeError(plain), pino.stdSerializers.err(plain));
-    const lines: string[] = [];
-    const log = pino({ serializers: { err: serializeError } }, new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    const written = logLines();
+    const log = pino({ serializers: { err: serializeError } }, written.stream);
     log.warn({ err: Object.freeze(new Error('frozen')) }, 'write failed');
-    assert.equal(JSON.parse(lines[0]).err.message, 'frozen');
+    assert.equal(written.records()[0].err.message, 'frozen');
   });
 });

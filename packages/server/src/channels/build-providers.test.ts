@@ -1,21 +1,15 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../config.js';
+import { logLines } from '../../../../test/support/log-lines.js';
 import { buildLiveProviders } from './build-providers.js';
 
 /** The warnings buildLiveProviders logs for an environment. */
 function warningsFor(env: Record<string, string>): { msg: string; captured?: string[] }[] {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  buildLiveProviders(loadConfig(env), pino({ level: 'info' }, sink));
-  return lines.map((line) => JSON.parse(line)).filter((line) => line.level === 40);
+  const log = logLines();
+  buildLiveProviders(loadConfig(env), pino({ level: 'info' }, log.stream));
+  return log.records().filter((line) => line.level === 40) as { msg: string; captured?: string[] }[];
 }
 
 const POSTGRES = { DATABASE_URL: 'postgres://herald@db.internal:5432/herald', HERALD_ENCRYPTION_KEY: 'ab'.repeat(32) };
