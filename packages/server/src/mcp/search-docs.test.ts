@@ -71,6 +71,32 @@ describe('buildDocsSearch', () => {
     assert.equal(search('retries webhooks idempotency', 20).length, 3);
   });
 
+  it('matches a word with a digit only whole: 429 finds 429, not 428', () => {
+    const codes = buildDocsSearch([
+      parseDocPage('a.md', '---\nslug: a\ntitle: A\n---\n# A\n\nAnswers 428 when the precondition fails.\n'),
+      parseDocPage('b.md', '---\nslug: b\ntitle: B\n---\n# B\n\nAnswers 429 when the rate limit is reached.\n'),
+    ]);
+    assert.deepEqual(codes('429', 5).map((hit) => hit.slug), ['b']);
+    assert.deepEqual(codes('42', 5), []);
+  });
+
+  it('scores a page by its best section and a quarter of each other one', () => {
+    const page = (slug: string, sections: string[]) =>
+      parseDocPage(`${slug}.md`, `---\nslug: ${slug}\ntitle: ${slug}\n---\n# ${slug}\n\n${sections.map((text, i) => `## Part ${i}\n\n${text}\n`).join('\n')}`);
+    const cron = 'A cron expression has five fields and runs in the schedule time zone.';
+    const other = 'A one-time send names its instant and the zone its wall clock is read in.';
+    const hits = buildDocsSearch([page('once', [cron, other]), page('twice', [cron, cron])])('cron', 5);
+    assert.deepEqual(hits.map((hit) => hit.slug), ['twice', 'once']);
+    assert.ok(Math.abs(hits[0].score - hits[1].score * 1.25) < 0.01, `${hits[0].score} against ${hits[1].score}`);
+  });
+
+  it('weighs a page kept out of the context (context: false) a quarter', () => {
+    const text = '# Bulk\n\nBulk sends carry up to 100 notifications.\n';
+    const guide = buildDocsSearch([parseDocPage('guide.md', `---\nslug: guide\ntitle: Bulk\n---\n${text}`)])('bulk', 5)[0].score;
+    const record = buildDocsSearch([parseDocPage('record.md', `---\nslug: record\ntitle: Bulk\ncontext: false\n---\n${text}`)])('bulk', 5)[0].score;
+    assert.ok(Math.abs(record - guide / 4) < 0.01, `${record} against ${guide}`);
+  });
+
   it('answers nothing for words no page has', () => {
     assert.deepEqual(search('zzqqxx', 5), []);
   });

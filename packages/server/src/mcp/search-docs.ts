@@ -1,4 +1,4 @@
-import MiniSearch from 'minisearch';
+import MiniSearch, { type SearchResult } from 'minisearch';
 import { FENCE, type DocPage } from './parse-doc-page.js';
 
 export interface DocSearchHit {
@@ -16,6 +16,7 @@ interface SectionDocument {
   title: string;
   heading: string;
   text: string;
+  inContext: boolean;
 }
 
 export type SearchDocs = (query: string, maxResults: number) => DocSearchHit[];
@@ -107,6 +108,13 @@ export const MAX_QUERY_TERMS = 12;
 /** Shorter words match whole words only: as a prefix, one or two letters would match most of the index. */
 const MIN_PREFIX_LENGTH = 3;
 
+/** A page kept out of the assembled context (the benchmark record) weighs this much: the guides come first. */
+const RECORD_WEIGHT = 0.25;
+/** A page's score: its best section's, plus this much of each other section that matches. */
+const OTHER_SECTIONS_WEIGHT = 0.25;
+/** A word with a digit (a status code, `p99`) matches only itself: as a prefix or with a typo, 429 would find 428 and 4290. */
+const HAS_DIGIT = /\d/;
+
 const tokenize = MiniSearch.getDefault('tokenize') as (text: string) => string[];
 
 /**
@@ -126,33 +134,42 @@ export function queryTerms(query: string): string[] {
 /**
  * Indexes every section of every page once. Titles weigh most, then headings, then text; terms
  * match by prefix and with a little fuzziness, so "webhok" and "idempot" still find their pages.
- * A page appears once in the results, scored by its best section.
+ * A page appears once in the results, scored by its best section and a part of its others, with
+ * its snippet from the best.
  */
 export function buildDocsSearch(pages: DocPage[]): SearchDocs {
   const index = new MiniSearch<SectionDocument>({
     fields: ['title', 'heading', 'text'],
-    storeFields: ['slug', 'title', 'text'],
+    storeFields: ['slug', 'title', 'text', 'inContext'],
     processTerm: searchTerm,
     // At most two typos a word: more would let one long made-up word match, and cost, far more.
-    searchOptions: { boost: { title: 3, heading: 2 }, prefix: (term) => term.length >= MIN_PREFIX_LENGTH, fuzzy: 0.2, maxFuzzy: 2 },
+    searchOptions: {
+      boost: { title: 3, heading: 2 },
+      prefix: (term) => term.length >= MIN_PREFIX_LENGTH && !HAS_DIGIT.test(term),
+      fuzzy: (term) => (HAS_DIGIT.test(term) ? false : 0.2),
+      maxFuzzy: 2,
+      boostDocument: (_id, _term, stored) => (stored?.inContext === false ? RECORD_WEIGHT : 1),
+    },
   });
   let id = 0;
-  index.addAll(pages.flatMap((page) => page.sections.map((section) => ({ id: id++, slug: page.slug, title: page.title, ...section }))));
+  index.addAll(pages.flatMap((page) => page.sections.map((section) => ({ id: id++, slug: page.slug, title: page.title, inContext: page.inContext, ...section }))));
 
   return (query, maxResults) => {
-    const hits: DocSearchHit[] = [];
-    const seen = new Set<string>();
+    // Results come best first: a page's first result is its best section.
+    const byPage = new Map<string, { best: SearchResult; score: number }>();
     for (const result of index.search(queryTerms(query).join(' '))) {
-      if (seen.has(result.slug)) continue;
-      seen.add(result.slug);
-      hits.push({
-        slug: result.slug,
-        title: result.title,
-        snippet: snippetAround(result.text, [...result.terms, ...result.queryTerms], query),
-        score: Math.round(result.score * 1000) / 1000,
-      });
-      if (hits.length === maxResults) break;
+      const page = byPage.get(result.slug);
+      if (page) page.score += result.score * OTHER_SECTIONS_WEIGHT;
+      else byPage.set(result.slug, { best: result, score: result.score });
     }
-    return hits;
+    return [...byPage.values()]
+      .sort((a, b) => b.score - a.score)
+      .slice(0, maxResults)
+      .map(({ best, score }) => ({
+        slug: best.slug,
+        title: best.title,
+        snippet: snippetAround(best.text, [...best.terms, ...best.queryTerms], query),
+        score: Math.round(score * 1000) / 1000,
+      }));
   };
 }
