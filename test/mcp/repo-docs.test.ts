@@ -77,6 +77,18 @@ describe('MCP endpoint on the repository docs and examples', () => {
     assert.match(context, /## API endpoints/);
   });
 
+  it('names the pages the context only lists in its tool description', async () => {
+    const { tools } = await client.listTools();
+    const description = tools.find((tool) => tool.name === 'get_herald_context')!.description!;
+    assert.match(description, /the documentation pages \(performance only listed: read with get_doc_page\)/);
+  });
+
+  it('opens the context with the architecture page, then the quickstart', async () => {
+    const context = textOf(await call('get_herald_context'));
+    const order = [...context.matchAll(/<!-- page: (\S+) -->/g)].map((match) => match[1]);
+    assert.deepEqual(order.slice(0, 2), ['architecture', 'quickstart']);
+  });
+
   it('serves each pattern from examples/ when its file exists, and says so when it does not', async () => {
     for (const pattern of PATTERNS) {
       const file = `${EXAMPLES_DIR}${pattern}.ts`;

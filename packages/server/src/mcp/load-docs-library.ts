@@ -37,11 +37,9 @@ export interface DocsLibrary {
  * served without touching this list.
  */
 const READING_ORDER = [
-  'overview',
   'architecture',
   'quickstart',
   'authentication',
-  'keys',
   'notifications',
   'idempotency',
   'errors',
@@ -55,13 +53,13 @@ const READING_ORDER = [
   'delivery',
   'receipts',
   'sandbox',
+  'reporting',
   'sdk',
   'cli',
-  'examples',
   'self-hosting',
-  'scaling',
-  'performance',
+  'reliability',
   'mcp',
+  'performance',
 ];
 
 export function orderPages(pages: DocPage[]): DocPage[] {
