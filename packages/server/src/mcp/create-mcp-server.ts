@@ -87,7 +87,12 @@ function guardParams(transport: Transport, tools: Map<string, HeraldTool>): void
 export async function connectMcpServer(tools: HeraldTool[], transport: Transport): Promise<McpServer> {
   const server = new McpServer(MCP_SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   for (const tool of tools) {
-    server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input }, async (args) => tool.run(args));
+    server.registerTool(
+      tool.name,
+      // Every tool reads the documentation this server holds: nothing changes, nothing outside is reached.
+      { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
+      async (args) => tool.run(args),
+    );
   }
   // registerTool advertises listChanged: true; this server is built per request and its tools never change.
   server.server.registerCapabilities({ tools: { listChanged: false } });

@@ -36,6 +36,8 @@ export function buildHeraldTools(library: DocsLibrary, openapi: () => { paths?: 
   const search = buildDocsSearch(library.pages);
   let context: string | undefined;
   const slugs = library.pages.map((page) => page.slug);
+  const onlyListed = library.pages.filter((page) => !page.inContext).map((page) => page.slug);
+  const available = INTEGRATION_PATTERNS.filter((pattern) => library.examples.has(pattern));
   const pagesBySlug = new Map(library.pages.map((page) => [page.slug, page]));
 
   return [
@@ -43,7 +45,7 @@ export function buildHeraldTools(library: DocsLibrary, openapi: () => { paths?: 
       name: 'get_herald_context',
       title: 'Herald service context',
       description:
-        'The whole Herald context in one markdown document: architecture, API, SDK, CLI and the documentation pages (the benchmark record is listed, read it with get_doc_page), the endpoint list, and the integration patterns. Start here.',
+        `The whole Herald context in one markdown document: architecture, API, SDK, CLI and the documentation pages${onlyListed.length ? ` (${onlyListed.join(', ')} only listed: read with get_doc_page)` : ''}, the endpoint list, and the integration patterns. Start here.`,
       input: z.strictObject({}),
       run: () => text((context ??= assembleHeraldContext(library, listEndpoints(openapi())))),
     }),
@@ -61,15 +63,14 @@ export function buildHeraldTools(library: DocsLibrary, openapi: () => { paths?: 
     defineTool({
       name: 'get_integration_example',
       title: 'Integration example',
-      description: `A runnable TypeScript example for one integration pattern, tested against a live gateway. Patterns: ${INTEGRATION_PATTERNS.join(', ')}.`,
-      input: z.strictObject({ pattern: z.string().describe(`One of: ${INTEGRATION_PATTERNS.join(', ')}`) }),
+      description: `A runnable TypeScript example for one integration pattern, tested against a live gateway. Patterns: ${available.join(', ') || 'none'}.`,
+      input: z.strictObject({ pattern: z.string().describe(`One of: ${available.join(', ') || 'none'}`) }),
       run: ({ pattern }) => {
         if (!(INTEGRATION_PATTERNS as readonly string[]).includes(pattern)) {
           return toolError(`Unknown pattern "${pattern}". Valid patterns: ${INTEGRATION_PATTERNS.join(', ')}`);
         }
         const example = library.examples.get(pattern as IntegrationPattern);
         if (!example) {
-          const available = [...library.examples.keys()];
           return toolError(`The ${pattern} example is not available on this server. Available: ${available.join(', ') || 'none'}`);
         }
         return text(example.source);
