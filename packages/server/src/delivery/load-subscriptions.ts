@@ -25,37 +25,6 @@ export async function loadSubscriptionsFor(
   return (protocolId, wallet) => byPair.get(keyOf(protocolId, wallet));
 }
 
-/** How old the subscriptions a send is checked against may be. */
-const FRESH_MS = 500;
-
-/**
- * The subscription of each row of a batch, as it stood at most FRESH_MS before the row's send
- * begins: one query for the batch, read again (for the rows not yet started) once older. A batch
- * of 200 waits on its channels' concurrency for seconds, and an opt-out committed meanwhile must
- * stop the rows it has not sent yet.
- */
-export function subscriptionReader(
-  db: Queryable,
-  rows: Row[],
-  clock: () => number = () => performance.now(),
-): (row: Row) => Promise<SubscriptionState | undefined> {
-  const unstarted = new Map(rows.map((row) => [row.id, row]));
-  let snapshot: { at: number; lookup: ReturnType<typeof loadSubscriptionsFor> } | undefined;
-  return async (row) => {
-    if (!snapshot || clock() - snapshot.at > FRESH_MS) snapshot = { at: clock(), lookup: loadSubscriptionsFor(db, [...unstarted.values()]) };
-    const { lookup } = snapshot;
-    unstarted.delete(row.id);
-    return (await lookup)(row.protocol_id, row.wallet);
-  };
-}
-
-/** A notification as the reader needs it. */
-interface Row {
-  id: string;
-  protocol_id: string;
-  wallet: string;
-}
-
 /** Why a queued message may no longer be sent on its channel, and how it ends. */
 export interface SubscriptionRefusal {
   /** `opted_out` when the wallet opted out of the protocol's messages; `failed` when the channel is not subscribed. */

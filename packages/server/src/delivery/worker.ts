@@ -8,8 +8,8 @@ import { tableStatistics } from '../db/table-statistics.js';
 import { MissingVariableError, TemplateRenderError } from '../templates/compile-template.js';
 import { composeMessage, CONTACT, contactFor } from './compose-message.js';
 import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNames, releaseClaims, renewLeases, withTemplates, type DueNotification } from './delivery-store.js';
-import { loadContactsFor } from './load-contacts.js';
-import { subscriptionReader, subscriptionRefusal, type SubscriptionState } from './load-subscriptions.js';
+import { subscriptionRefusal } from './load-subscriptions.js';
+import { recipientReader, type Recipient, type RecipientOf } from './recipient-reader.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { optedOut, settle, type Settlement } from './settle.js';
 
@@ -157,23 +157,23 @@ export function createDeliveryWorker(
 
   async function send(
     n: Awaited<ReturnType<typeof withTemplates<DueNotification>>>[number],
-    contacts: Awaited<ReturnType<typeof loadContactsFor>>,
-    subscriptionOf: (row: DueNotification) => Promise<SubscriptionState | undefined>,
+    recipientOf: RecipientOf,
     names: Map<string, string>,
     captured: CapturedMessage[],
   ): Promise<Settlement> {
     const channel = sentOn(n);
-    const walletContacts = contacts.get(n.wallet);
+    let recipient: Recipient | undefined;
     const provider = deps.channels.providerFor(channel, n.environment);
     let started = performance.now();
     let outcome: SendOutcome;
     // Never a rejection: every row of a batch ends in a settlement, so the batch ends only when
     // all its rows have (their leases are held until then).
     try {
-      const to = contactFor(channel, walletContacts);
-      const subscription = await subscriptionOf(n);
-      // An opt-out or a narrowed subscription committed while the message waited (a retry, a long queue).
-      const refusal = subscriptionRefusal(subscription, channel, n.fallback_channel !== null);
+      // Read again while the message waited (a retry, a long queue): an opt-out, a narrowed
+      // subscription or an erased identity committed meanwhile stops it.
+      recipient = await recipientOf(n);
+      const to = contactFor(channel, recipient.contacts);
+      const refusal = subscriptionRefusal(recipient.subscription, channel, n.fallback_channel !== null);
       if (refusal?.status === 'opted_out') return optedOut(n, refusal.reason);
       started = performance.now();
       if (refusal) {
@@ -204,9 +204,9 @@ export function createDeliveryWorker(
       durationMs: performance.now() - started,
       now: deps.now(),
       policy: options.retry,
-      hasPhone: walletContacts?.hasPhone ?? false,
+      hasPhone: recipient?.contacts?.hasPhone ?? false,
     });
-    const sealed = walletContacts?.sealed[CONTACT[channel]];
+    const sealed = recipient?.contacts?.sealed[CONTACT[channel]];
     if (outcome.kind === 'failed' && outcome.unreachable && channel !== 'email' && sealed) {
       settlement.unreachableContact = { wallet: n.wallet, channel, sealed };
     }
@@ -365,9 +365,8 @@ export function createDeliveryWorker(
   ): Promise<Settlement[]> {
     // One after another: `db` may be the claim's transaction, one connection that runs one query at a time.
     const withTemplate = await withTemplates(db, rows);
-    const contacts = await loadContactsFor(db, deps.secrets, [...new Set(rows.map((n) => n.wallet))]);
     const names = await protocolNames(db, [...new Set(rows.map((n) => n.protocol_id))]);
-    const subscriptionOf = subscriptionReader(db, rows);
+    const recipientOf = await recipientReader(db, deps.secrets, rows);
     const settled: Settlement[] = [];
     const work = async (n: (typeof withTemplate)[number]) => {
       try {
@@ -380,7 +379,7 @@ export function createDeliveryWorker(
           return;
         }
         // send() answers a settlement for every row, whatever fails.
-        const settlement = await send(n, contacts, subscriptionOf, names, captured);
+        const settlement = await send(n, recipientOf, names, captured);
         settled.push(settlement);
         hooks.onSettled?.(settlement);
       } finally {
