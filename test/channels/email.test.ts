@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { SMTPServer } from 'smtp-server';
-import { credentialsNeedTls, SmtpProvider } from '../../packages/server/src/channels/email.js';
+import { credentialsNeedTls, ehloName, SmtpProvider } from '../../packages/server/src/channels/email.js';
 import type { OutboundMessage } from '../../packages/server/src/channels/provider.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 
@@ -99,12 +99,19 @@ describe('SMTP provider', () => {
     }
   });
 
-  it('writes the Message-ID with the From domain in its ASCII form', async () => {
+  it('writes the Message-ID and the envelope with the domains in their ASCII form', async () => {
     const idn = new SmtpProvider({ url: smtp.url, from: 'Hérald Ops <alerts@bücher.example>' });
     try {
       const outcome = await idn.send(email('dave@example.com', { messageId: '01JABCDEFGHJKMNPQRSTVWXYZ1' }));
       assert.equal(outcome.kind, 'delivered');
-      assert.equal(smtp.received.at(-1)!.headers['message-id'], '<01JABCDEFGHJKMNPQRSTVWXYZ1@xn--bcher-kva.example>');
+      const mail = smtp.received.at(-1)!;
+      assert.equal(mail.headers['message-id'], '<01JABCDEFGHJKMNPQRSTVWXYZ1@xn--bcher-kva.example>');
+      assert.match(mail.headers.from, /<alerts@xn--bcher-kva\.example>$/);
+      // The envelope too, which a server without SMTPUTF8 could not read as written.
+      assert.ok(smtp.commands.includes('MAIL FROM:<alerts@xn--bcher-kva.example>'), smtp.commands.join('\n'));
+      assert.ok(!smtp.commands.some((line) => line.includes('bücher')), smtp.commands.join('\n'));
+      // The greeting is the name ehloName says (the start-up warning relies on it).
+      assert.ok(smtp.commands.includes(`EHLO ${ehloName(smtp.url)}`), smtp.commands.join('\n'));
     } finally {
       await idn.close();
     }

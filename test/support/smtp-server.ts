@@ -35,6 +35,11 @@ export interface TestSmtpServer {
   url: string;
   port: number;
   received: ReceivedMail[];
+  /**
+   * The client's command lines as they arrived (`MAIL FROM:<…>`, credentials redacted), which the
+   * envelope above gives decoded (a punycode domain in Unicode). Not kept by an `smtps://` server.
+   */
+  commands: string[];
   /** Answers the next `times` (default 1) messages to `recipient` with `answer`. */
   script(recipient: string, answer: SmtpAnswer, times?: number): void;
   close(): Promise<void>;
@@ -50,6 +55,13 @@ export async function startSmtpServer(options: { user?: string; password?: strin
   const received: ReceivedMail[] = [];
   const scripted: Scripted[] = [];
   const users = new Map<string, string | undefined>();
+  const commands: string[] = [];
+  const ignore = () => {};
+  // smtp-server logs each command line at debug level ('C:', line). A logger on a server that
+  // terminates TLS itself would make it warn about its built-in certificate.
+  const logger = options.secure
+    ? false
+    : { debug: (entry: { tnx?: string }, _prefix: string, line: string) => void (entry.tnx === 'command' && commands.push(String(line))), trace: ignore, info: ignore, warn: ignore, error: ignore, fatal: ignore };
 
   /** The scripted answer for this session's recipients at this stage, used up once taken. */
   function take(recipients: string[], stage: 'rcpt' | 'data'): SmtpAnswer | undefined {
@@ -77,7 +89,7 @@ export async function startSmtpServer(options: { user?: string; password?: strin
 
   const server = new SMTPServer({
     secure: options.secure ?? false,
-    logger: false,
+    logger: logger as false,
     authOptional: true,
     allowInsecureAuth: true,
     disabledCommands: options.user ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
@@ -132,6 +144,7 @@ export async function startSmtpServer(options: { user?: string; password?: strin
     url,
     port,
     received,
+    commands,
     script(recipient, answer, times = 1) {
       scripted.push({ recipient, answer, left: times });
     },

@@ -4,6 +4,7 @@ import pino from 'pino';
 import { loadConfig } from '../config.js';
 import { logLines } from '../../../../test/support/log-lines.js';
 import { buildLiveProviders } from './build-providers.js';
+import { ehloName } from './email.js';
 
 /** The warnings buildLiveProviders logs for an environment. */
 function warningsFor(env: Record<string, string>): { msg: string; captured?: string[] }[] {
@@ -17,7 +18,7 @@ const POSTGRES = { DATABASE_URL: 'postgres://herald@db.internal:5432/herald', HE
 describe('buildLiveProviders', () => {
   it('warns when a process that sends on PostgreSQL leaves channels on capture, naming them', () => {
     for (const role of ['worker', 'all']) {
-      const [warning, ...more] = warningsFor({ ...POSTGRES, HERALD_ROLE: role, SMTP_URL: 'smtp://mail.internal:587' });
+      const [warning, ...more] = warningsFor({ ...POSTGRES, HERALD_ROLE: role, SMTP_URL: 'smtp://mail.internal:587?name=herald.example.com' });
       assert.deepEqual(warning.captured, ['telegram', 'sms'], role);
       assert.match(warning.msg, /^telegram, sms: no provider configured, so this process captures their messages \(live keys' too\) instead of delivering them/);
       assert.equal(more.length, 0);
@@ -30,12 +31,28 @@ describe('buildLiveProviders', () => {
     const all = {
       ...POSTGRES,
       HERALD_ROLE: 'worker',
-      SMTP_URL: 'smtp://mail.internal:587',
+      SMTP_URL: 'smtp://mail.internal:587?name=herald.example.com',
       TELEGRAM_BOT_TOKEN: '123456:ABCdef',
       TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`,
       TWILIO_AUTH_TOKEN: 'f'.repeat(32),
       TWILIO_FROM: '+14155550100',
     };
     assert.deepEqual(warningsFor(all), []);
+  });
+});
+
+describe('the EHLO name', () => {
+  it("is the URL's ?name=, else a fully qualified host name, else [127.0.0.1]", () => {
+    assert.equal(ehloName('smtp://mail.internal:587?name=herald.example.com', 'vm'), 'herald.example.com');
+    assert.equal(ehloName('smtp://mail.internal:587', 'sender.example.com'), 'sender.example.com');
+    assert.equal(ehloName('smtp://mail.internal:587', 'vm'), '[127.0.0.1]');
+  });
+
+  it('is warned about when it would be [127.0.0.1], in the processes that send', () => {
+    const loopback = ehloName('smtp://mail.internal:587') === '[127.0.0.1]';
+    const about = (warnings: { msg: string }[]) => warnings.filter((w) => /greets SMTP servers as \[127\.0\.0\.1\]; add \?name=/.test(w.msg)).length;
+    assert.equal(about(warningsFor({ SMTP_URL: 'smtp://mail.internal:587' })), loopback ? 1 : 0);
+    assert.equal(about(warningsFor({ SMTP_URL: 'smtp://mail.internal:587?name=herald.example.com' })), 0);
+    assert.equal(about(warningsFor({ ...POSTGRES, HERALD_ROLE: 'api', SMTP_URL: 'smtp://mail.internal:587' })), 0);
   });
 });

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { SmtpProvider } from './email.js';
+import { ehloName, SmtpProvider } from './email.js';
 import type { Channel, ChannelProvider } from './provider.js';
 import { TwilioProvider } from './sms.js';
 import { TelegramProvider } from './telegram.js';
@@ -33,6 +33,13 @@ export function buildLiveProviders(config: Config, log: Logger): Partial<Record<
     log.warn(
       { captured },
       `${captured.join(', ')}: no provider configured, so this process captures their messages (live keys' too) instead of delivering them; give every process the same provider settings`,
+    );
+  }
+  // Receiving servers check the EHLO name against the connecting address; a loopback literal
+  // from a public address scores as spam.
+  if (config.smtpUrl && config.role !== 'api' && ehloName(config.smtpUrl) === '[127.0.0.1]') {
+    log.warn(
+      `SMTP_URL names no ?name= and this machine's host name is not fully qualified, so this process greets SMTP servers as [127.0.0.1]; add ?name=<this host's name> to SMTP_URL`,
     );
   }
   return live;

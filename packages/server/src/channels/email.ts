@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { domainToASCII } from 'node:url';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import nodemailer, { type NodemailerError, type SMTPPoolSentMessageInfo, type Transporter } from 'nodemailer';
@@ -131,6 +132,22 @@ export function poolSizeIn(url: string): number | undefined {
   }
   const size = Number(asked);
   return asked !== null && Number.isInteger(size) && size > 0 ? size : undefined;
+}
+
+/**
+ * The name the gateway greets an SMTP server with (EHLO), as nodemailer picks it: the URL's
+ * `?name=`, else this machine's host name when it is fully qualified, else the address literal
+ * `[127.0.0.1]`, whatever address the connection comes from.
+ */
+export function ehloName(url: string, hostname: string = os.hostname()): string {
+  let named: string | null = null;
+  try {
+    named = new URL(url).searchParams.get('name');
+  } catch {
+    // An SMTP_URL that does not parse is refused at start-up.
+  }
+  if (named) return named;
+  return hostname.includes('.') ? hostname : '[127.0.0.1]';
 }
 
 /**
