@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { ADMIN_TOKEN, atNextSecond, call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { legacyPayloadHash } from '../../packages/server/src/notifications/payload-hash.js';
 import { importIdentity, makeWallet, registeredWallet } from '../support/wallets.js';
+import { unsubscribe, upsertSubscription } from '../../packages/server/src/subscriptions/subscription-store.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -190,6 +191,22 @@ describe('POST /v1/notify', () => {
       const ended = await call(gw.url, acme.apiKey, 'DELETE', path);
       assert.equal(ended.body.subscribedAt, sub.body.subscribedAt);
       assert.equal(typeof ended.body.unsubscribedAt, 'string');
+    });
+
+    it('keeps subscribedAt and unsubscribedAt in the order the changes committed, whatever their clocks say', async () => {
+      // Two racing requests read their clocks before their writes commit, possibly in the other order.
+      const w = await registeredWallet(gw.url);
+      const { db } = gw.herald.deps;
+      const at = (ms: number) => new Date(Date.UTC(2026, 10, 27, 12, 0, 0, ms));
+      const subscribed = await upsertSubscription(db, acme.id, w, ['email'], at(867));
+      const ended = await unsubscribe(db, acme.id, w, at(866));
+      assert.deepEqual([ended?.subscribed_at, ended?.unsubscribed_at], [at(867), at(867)]);
+      assert.deepEqual(subscribed?.subscribed_at, at(867));
+      const again = await upsertSubscription(db, acme.id, w, ['email'], at(865));
+      assert.deepEqual([again?.subscribed, again?.subscribed_at, again?.unsubscribed_at], [true, at(867), null]);
+      // In order, each keeps its own time.
+      assert.deepEqual((await unsubscribe(db, acme.id, w, at(900)))?.unsubscribed_at, at(900));
+      assert.deepEqual((await upsertSubscription(db, acme.id, w, ['email'], at(950)))?.subscribed_at, at(950));
     });
 
     it('fails a wallet whose subscription leaves no verified channel', async () => {

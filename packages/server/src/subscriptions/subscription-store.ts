@@ -40,7 +40,9 @@ export async function upsertSubscription(
      ON CONFLICT (protocol_id, wallet) DO UPDATE SET
        channels = EXCLUDED.channels,
        subscribed = true,
-       subscribed_at = CASE WHEN s.subscribed THEN s.subscribed_at ELSE EXCLUDED.subscribed_at END,
+       -- Never before the opt-out it ends: two requests racing commit in one order, and their
+       -- clocks, read before, may say the other.
+       subscribed_at = CASE WHEN s.subscribed THEN s.subscribed_at ELSE greatest(EXCLUDED.subscribed_at, s.unsubscribed_at) END,
        unsubscribed_at = NULL
      RETURNING wallet, channels, subscribed, subscribed_at, unsubscribed_at, (xmax = 0) AS created`,
     [protocolId, wallet, channels, now],
@@ -67,7 +69,8 @@ export async function unsubscribe(db: Queryable, protocolId: string, wallet: str
      SELECT $1, $2, '{}'::text[], false, $3::timestamptz, $3::timestamptz ${LOCKED_IDENTITY}
      ON CONFLICT (protocol_id, wallet) DO UPDATE SET
        subscribed = false,
-       unsubscribed_at = CASE WHEN s.subscribed THEN EXCLUDED.unsubscribed_at ELSE s.unsubscribed_at END
+       -- Never before the subscription it ends (see upsertSubscription).
+       unsubscribed_at = CASE WHEN s.subscribed THEN greatest(EXCLUDED.unsubscribed_at, s.subscribed_at) ELSE s.unsubscribed_at END
      RETURNING wallet, channels, subscribed, subscribed_at, unsubscribed_at`,
     [protocolId, wallet, now],
   );
