@@ -70,6 +70,7 @@ describe('email templates: create, read, version, restore, delete', () => {
       ['subject syntax', { subjectTemplate: 'Hi {{}}' }, /^subjectTemplate has a syntax error on line 1/],
       ['raw html output', { htmlSource: '<p>ok</p>\n\n{{{name}}}' }, /^htmlSource line 3: \{\{\{name\}\}\} would insert a value without HTML escaping/],
       ['partials', { htmlSource: '{{> header}}' }, /^htmlSource line 1: partials/],
+      ['raw blocks', { htmlSource: '<p>{{{{raw}}}}{{name}}{{{{/raw}}}}</p>' }, /^htmlSource line 1: raw blocks/],
       ['unknown helper', { textSource: '{{uppercase name}}' }, /^textSource line 1: unknown helper "uppercase"/],
       ['blank subject', { subjectTemplate: '   ' }, /^subjectTemplate is blank: it must hold something to show/],
       ['blank text', { textSource: '\u200b \n' }, /^textSource is blank/],

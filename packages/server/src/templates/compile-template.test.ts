@@ -35,6 +35,9 @@ describe('findTemplateProblem', () => {
     assert.match(findTemplateProblem('htmlSource', '{{> footer}}')!, /partials/);
     assert.match(findTemplateProblem('textSource', '{{#> layout}}x{{/layout}}')!, /partials/);
     assert.match(findTemplateProblem('textSource', '{{* deco}}')!, /decorators/);
+    assert.equal(findTemplateProblem('textSource', 'a\n {{{{raw}}}}{{x}}{{{{/raw}}}}'), 'textSource line 2: raw blocks ({{{{raw}}}}…{{{{/raw}}}}) are not supported');
+    // A section of the same name is a block like any other.
+    assert.equal(findTemplateProblem('textSource', '{{#raw}}{{x}}{{/raw}}'), null);
     assert.match(findTemplateProblem('textSource', '\n\n{{shout name}}')!, /^textSource line 3: unknown helper "shout"/);
     assert.match(findTemplateProblem('textSource', '{{#if (shout name)}}x{{/if}}')!, /unknown helper "shout"/);
     assert.match(findTemplateProblem('textSource', '{{name size=2}}')!, /unknown helper "name"/);

@@ -92,12 +92,16 @@ const MAX_SEGMENTS = 50;
 const lineOf = (node: AstNode) => node.loc?.start.line ?? 1;
 const pathName = (path: unknown) => ((path as { original?: unknown })?.original ?? '') as string;
 
+/** The source from where the node starts to the end of that line. */
+function sourceAt(node: AstNode, source: string): string {
+  const loc = node.loc as { start: { line: number; column: number } } | undefined;
+  return loc ? (source.split('\n')[loc.start.line - 1] ?? '').slice(loc.start.column) : '';
+}
+
 /** How an unescaped mustache was written, `{{& name}}` or `{{{name}}}` (the tree keeps no difference), without its spaces and `~`. */
 function unescapedForm(node: AstNode, source: string): string {
-  const loc = node.loc as { start: { line: number; column: number } } | undefined;
-  const at = loc ? (source.split('\n')[loc.start.line - 1] ?? '').slice(loc.start.column) : '';
   const name = pathName(node.path);
-  return /^\{\{~?\s*&/.test(at) ? `{{&${name}}}` : `{{{${name}}}}`;
+  return /^\{\{~?\s*&/.test(sourceAt(node, source)) ? `{{&${name}}}` : `{{{${name}}}}`;
 }
 
 /** Why this node cannot be used in `field`, or undefined. */
@@ -109,6 +113,10 @@ function refusal(field: TemplateField, node: AstNode, source: string): string | 
     case 'Decorator':
     case 'DecoratorBlock':
       return 'decorators ({{* name}}) are not supported';
+    case 'BlockStatement':
+      // The tree keeps a raw block as a block of the same name: its text tells them apart.
+      if (sourceAt(node, source).startsWith('{{{{')) return `raw blocks ({{{{${pathName(node.path)}}}}}…{{{{/${pathName(node.path)}}}}}) are not supported`;
+      break;
     case 'MustacheStatement':
       if (field === 'htmlSource' && node.escaped === false) {
         return `${unescapedForm(node, source)} would insert a value without HTML escaping; write {{${pathName(node.path)}}}`;
