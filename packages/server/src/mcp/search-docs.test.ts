@@ -71,23 +71,25 @@ describe('buildDocsSearch', () => {
     assert.equal(search('retries webhooks idempotency', 20).length, 3);
   });
 
-  it('matches a word with a digit only whole: 429 finds 429, not 428', () => {
+  it('matches a word with a digit only whole: 429 finds 429, not 428 or 4290', () => {
     const codes = buildDocsSearch([
       parseDocPage('a.md', '---\nslug: a\ntitle: A\n---\n# A\n\nAnswers 428 when the precondition fails.\n'),
       parseDocPage('b.md', '---\nslug: b\ntitle: B\n---\n# B\n\nAnswers 429 when the rate limit is reached.\n'),
+      parseDocPage('c.md', '---\nslug: c\ntitle: C\n---\n# C\n\nPort 4290 is free.\n'),
     ]);
     assert.deepEqual(codes('429', 5).map((hit) => hit.slug), ['b']);
-    assert.deepEqual(codes('42', 5), []);
   });
 
-  it('scores a page by its best section and a quarter of each other one', () => {
+  it('scores a page by its best section and a quarter of each of its next three', () => {
     const page = (slug: string, sections: string[]) =>
       parseDocPage(`${slug}.md`, `---\nslug: ${slug}\ntitle: ${slug}\n---\n# ${slug}\n\n${sections.map((text, i) => `## Part ${i}\n\n${text}\n`).join('\n')}`);
     const cron = 'A cron expression has five fields and runs in the schedule time zone.';
     const other = 'A one-time send names its instant and the zone its wall clock is read in.';
-    const hits = buildDocsSearch([page('once', [cron, other]), page('twice', [cron, cron])])('cron', 5);
-    assert.deepEqual(hits.map((hit) => hit.slug), ['twice', 'once']);
-    assert.ok(Math.abs(hits[0].score - hits[1].score * 1.25) < 0.01, `${hits[0].score} against ${hits[1].score}`);
+    const hits = buildDocsSearch([page('once', [cron, other]), page('twice', [cron, cron]), page('many', Array(8).fill(cron))])('cron', 5);
+    assert.deepEqual(hits.map((hit) => hit.slug), ['many', 'twice', 'once']);
+    assert.ok(Math.abs(hits[1].score - hits[2].score * 1.25) < 0.01, `${hits[1].score} against ${hits[2].score}`);
+    // Three other sections count, not seven.
+    assert.ok(Math.abs(hits[0].score - hits[2].score * 1.75) < 0.01, `${hits[0].score} against ${hits[2].score}`);
   });
 
   it('weighs a page kept out of the context (context: false) a quarter', () => {

@@ -110,8 +110,13 @@ const MIN_PREFIX_LENGTH = 3;
 
 /** A page kept out of the assembled context (the benchmark record) weighs this much: the guides come first. */
 const RECORD_WEIGHT = 0.25;
-/** A page's score: its best section's, plus this much of each other section that matches. */
+/**
+ * A page's score: its best section's, plus this much of each of its next OTHER_SECTIONS_COUNTED
+ * matching sections: a page about the subject outranks one that mentions it once, and a long page
+ * of passing mentions does not outrank either.
+ */
 const OTHER_SECTIONS_WEIGHT = 0.25;
+const OTHER_SECTIONS_COUNTED = 3;
 /** A word with a digit (a status code, `p99`) matches only itself: as a prefix or with a typo, 429 would find 428 and 4290. */
 const HAS_DIGIT = /\d/;
 
@@ -156,11 +161,11 @@ export function buildDocsSearch(pages: DocPage[]): SearchDocs {
 
   return (query, maxResults) => {
     // Results come best first: a page's first result is its best section.
-    const byPage = new Map<string, { best: SearchResult; score: number }>();
+    const byPage = new Map<string, { best: SearchResult; score: number; others: number }>();
     for (const result of index.search(queryTerms(query).join(' '))) {
       const page = byPage.get(result.slug);
-      if (page) page.score += result.score * OTHER_SECTIONS_WEIGHT;
-      else byPage.set(result.slug, { best: result, score: result.score });
+      if (!page) byPage.set(result.slug, { best: result, score: result.score, others: 0 });
+      else if (page.others++ < OTHER_SECTIONS_COUNTED) page.score += result.score * OTHER_SECTIONS_WEIGHT;
     }
     return [...byPage.values()]
       .sort((a, b) => b.score - a.score)
