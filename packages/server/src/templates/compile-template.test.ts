@@ -36,6 +36,8 @@ describe('findTemplateProblem', () => {
     assert.match(findTemplateProblem('textSource', '{{#> layout}}x{{/layout}}')!, /partials/);
     assert.match(findTemplateProblem('textSource', '{{* deco}}')!, /decorators/);
     assert.equal(findTemplateProblem('textSource', 'a\n {{{{raw}}}}{{x}}{{{{/raw}}}}'), 'textSource line 2: raw blocks ({{{{raw}}}}…{{{{/raw}}}}) are not supported');
+    assert.match(findTemplateProblem('htmlSource', '<p>x</p>\r{{{{raw}}}}{{{x}}}{{{{/raw}}}}')!, /^htmlSource line 2: raw blocks/);
+    assert.match(findTemplateProblem('htmlSource', 'a\r\n\r{{~& x}}')!, /^htmlSource line 3: \{\{&x\}\}/);
     // A section of the same name is a block like any other.
     assert.equal(findTemplateProblem('textSource', '{{#raw}}{{x}}{{/raw}}'), null);
     assert.match(findTemplateProblem('textSource', '\n\n{{shout name}}')!, /^textSource line 3: unknown helper "shout"/);

@@ -92,10 +92,10 @@ const MAX_SEGMENTS = 50;
 const lineOf = (node: AstNode) => node.loc?.start.line ?? 1;
 const pathName = (path: unknown) => ((path as { original?: unknown })?.original ?? '') as string;
 
-/** The source from where the node starts to the end of that line. */
+/** The source from where the node starts to the end of that line (Handlebars ends a line at \r\n, \r or \n). */
 function sourceAt(node: AstNode, source: string): string {
   const loc = node.loc as { start: { line: number; column: number } } | undefined;
-  return loc ? (source.split('\n')[loc.start.line - 1] ?? '').slice(loc.start.column) : '';
+  return loc ? (source.split(/\r\n?|\n/)[loc.start.line - 1] ?? '').slice(loc.start.column) : '';
 }
 
 /** How an unescaped mustache was written, `{{& name}}` or `{{{name}}}` (the tree keeps no difference), without its spaces and `~`. */
