@@ -36,8 +36,8 @@ export function buildLiveProviders(config: Config, log: Logger): Partial<Record<
     );
   }
   // Receiving servers check the EHLO name against the connecting address; a loopback literal
-  // from a public address scores as spam.
-  if (config.smtpUrl && config.role !== 'api' && ehloName(config.smtpUrl) === '[127.0.0.1]') {
+  // from a public address scores as spam. API processes send email too (verification codes).
+  if (config.smtpUrl && ehloName(config.smtpUrl) === '[127.0.0.1]') {
     log.warn(
       `SMTP_URL names no ?name= and this machine's host name is not fully qualified, so this process greets SMTP servers as [127.0.0.1]; add ?name=<this host's name> to SMTP_URL`,
     );
