@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { recipientReader } from '../../packages/server/src/delivery/recipient-reader.js';
 import { createDeliveryWorker } from '../../packages/server/src/delivery/worker.js';
 import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { importIdentity, makeWallet, registeredWallet } from '../support/wallets.js';
@@ -103,40 +102,23 @@ describe('delivery after the subscription changed', () => {
     assert.deepEqual(await captured(b.notification_id), ['sms']);
   });
 
-  it('reads the subscriptions and contacts again for the rows not yet started once its snapshot is half a second old', async () => {
-    const [first, second] = await Promise.all([registeredWallet(gw.url, { email: 'r1@example.com' }), registeredWallet(gw.url, { email: 'r2@example.com' })]);
-    for (const wallet of [first, second]) await subscribe(wallet, ['email']);
-    const rows = [first, second].map((wallet, i) => ({ id: `row${i}`, protocol_id: acme.id, wallet }));
-    const { db, secrets } = gw.herald.deps;
-    let now = 0;
-    const read = await recipientReader(db, secrets, rows, () => now);
-    assert.equal((await read(rows[0])).subscription?.subscribed, true);
-    await call(gw.url, acme.apiKey, 'DELETE', `/v1/subscriptions/${second}`);
-    now = 400;
-    assert.equal((await read(rows[1])).subscription?.subscribed, true, 'within the snapshot');
-    now = 0;
-    const again = await recipientReader(db, secrets, rows, () => now);
-    await again(rows[0]);
-    now = 501;
-    const fresh = await again(rows[1]);
-    assert.equal(fresh.subscription?.subscribed, false, 'read again once the snapshot is older than 500 ms');
-    assert.equal(fresh.contacts?.email, 'r2@example.com');
-  });
-
-  it('stops the rows not yet started of a wallet whose identity was erased meanwhile: no contact is left to send to', async () => {
+  it('fails a message whose wallet erased its identity while the message waited, keeping its channel', async () => {
     const key = makeWallet();
-    await importIdentity(gw.url, key.address, { email: 'erased@example.com', phone: '+15555550172' });
-    const kept = await registeredWallet(gw.url, { email: 'kept@example.com' });
-    const rows = [kept, key.address].map((wallet, i) => ({ id: `row${i}`, protocol_id: acme.id, wallet }));
-    const { db, secrets } = gw.herald.deps;
-    let now = 0;
-    const read = await recipientReader(db, secrets, rows, () => now);
-    assert.equal((await read(rows[0])).contacts?.email, 'kept@example.com');
+    await importIdentity(gw.url, key.address, { email: 'gone@example.com' });
+    const { notificationId } = await send({ wallet: key.address });
     const { message, nonce } = await challenge(gw, key.address, 'delete');
     const erased = await call(gw.url, undefined, 'DELETE', `/v1/identities/${key.address}`, { nonce, signature: key.sign(message) });
     assert.equal(erased.status, 200, JSON.stringify(erased.body));
-    now = 501;
-    assert.deepEqual(await read(rows[1]), { contacts: undefined, subscription: undefined });
+
+    const [record] = await deliverAll([notificationId]);
+    assert.equal(record.status, 'failed');
+    assert.equal(record.error, 'the wallet no longer has a verified email contact');
+    assert.equal(record.delivery_channel, 'email');
+    assert.deepEqual(
+      record.attempts.map((t: any) => [t.channel, t.outcome, t.error, t.duration_ms]),
+      [['email', 'failed', 'the wallet no longer has a verified email contact', 0]],
+    );
+    assert.deepEqual(await captured(notificationId), []);
   });
 
   it('delivers as before once the wallet subscribes again', async () => {

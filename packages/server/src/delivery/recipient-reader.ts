@@ -16,9 +16,16 @@ interface Row {
   wallet: string;
 }
 
-export type RecipientOf = (row: Row) => Promise<Recipient>;
+export interface RecipientReader {
+  /** The row's recipient, from a read begun at most FRESH_MS before; rejects when that read fails. */
+  read(row: Row): Promise<Recipient>;
+  /** The row's recipient as the last read that succeeded found it: what a row whose own read failed still knows. */
+  lastKnown(row: Row): Recipient;
+  /** A row that will not be sent (given back, or its lease lapsed): later reads leave it out. */
+  skip(row: Row): void;
+}
 
-/** How old what a send is checked against may be. */
+/** How long before a row's send the read it is checked against may have begun. */
 const FRESH_MS = 500;
 
 async function readRecipients(db: Queryable, secrets: SecretBox, rows: Row[]): Promise<(row: Row) => Recipient> {
@@ -29,20 +36,35 @@ async function readRecipients(db: Queryable, secrets: SecretBox, rows: Row[]): P
 }
 
 /**
- * The recipient of each row of a batch as it stood at most FRESH_MS before the row's send begins:
- * read for the whole batch first (a failure there is the batch's, before anything is sent), then
- * again, for the rows not yet started, once older. A batch of 200 waits on its channels'
+ * The recipients of a batch's rows, each checked against a read begun at most FRESH_MS before its
+ * send: read for the whole batch first (a failure there is the batch's, before anything is sent),
+ * then again, for the rows not yet started, once older. A batch of 200 waits on its channels'
  * concurrency for seconds, and an opt-out, a narrowed subscription or an erased identity committed
- * meanwhile must stop the rows it has not sent yet.
+ * meanwhile must stop the rows it has not sent yet. Rows that find a read under way wait for it
+ * rather than start another; a read that fails is not kept, so the next row reads again.
  */
-export async function recipientReader(db: Queryable, secrets: SecretBox, rows: Row[], clock: () => number = () => performance.now()): Promise<RecipientOf> {
+export async function recipientReader(db: Queryable, secrets: SecretBox, rows: Row[], clock: () => number = () => performance.now()): Promise<RecipientReader> {
   const unstarted = new Map(rows.map((row) => [row.id, row]));
-  let snapshot = { at: clock(), lookup: readRecipients(db, secrets, rows) };
-  await snapshot.lookup;
-  return async (row) => {
-    if (clock() - snapshot.at > FRESH_MS) snapshot = { at: clock(), lookup: readRecipients(db, secrets, [...unstarted.values()]) };
-    const { lookup } = snapshot;
-    unstarted.delete(row.id);
-    return (await lookup)(row);
+  const begun = clock();
+  let known = { at: begun, lookup: await readRecipients(db, secrets, rows) };
+  let reading: Promise<void> | undefined;
+  const readAgain = async () => {
+    const at = clock();
+    try {
+      known = { at, lookup: await readRecipients(db, secrets, [...unstarted.values()]) };
+    } finally {
+      reading = undefined;
+    }
+  };
+  return {
+    async read(row) {
+      if (clock() - known.at > FRESH_MS) reading ??= readAgain();
+      // Still unstarted while the read it waits for is begun, so that read covers it.
+      unstarted.delete(row.id);
+      if (reading) await reading;
+      return known.lookup(row);
+    },
+    lastKnown: (row) => known.lookup(row),
+    skip: (row) => void unstarted.delete(row.id),
   };
 }

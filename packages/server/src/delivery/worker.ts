@@ -9,7 +9,7 @@ import { MissingVariableError, TemplateRenderError } from '../templates/compile-
 import { composeMessage, CONTACT, contactFor } from './compose-message.js';
 import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNames, releaseClaims, renewLeases, withTemplates, type DueNotification } from './delivery-store.js';
 import { subscriptionRefusal } from './load-subscriptions.js';
-import { recipientReader, type Recipient, type RecipientOf } from './recipient-reader.js';
+import { recipientReader, type Recipient, type RecipientReader } from './recipient-reader.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { optedOut, settle, type Settlement } from './settle.js';
 
@@ -157,7 +157,7 @@ export function createDeliveryWorker(
 
   async function send(
     n: Awaited<ReturnType<typeof withTemplates<DueNotification>>>[number],
-    recipientOf: RecipientOf,
+    recipients: RecipientReader,
     names: Map<string, string>,
     captured: CapturedMessage[],
   ): Promise<Settlement> {
@@ -171,7 +171,7 @@ export function createDeliveryWorker(
     try {
       // Read again while the message waited (a retry, a long queue): an opt-out, a narrowed
       // subscription or an erased identity committed meanwhile stops it.
-      recipient = await recipientOf(n);
+      recipient = await recipients.read(n);
       const to = contactFor(channel, recipient.contacts);
       const refusal = subscriptionRefusal(recipient.subscription, channel, n.fallback_channel !== null);
       if (refusal?.status === 'opted_out') return optedOut(n, refusal.reason);
@@ -204,7 +204,8 @@ export function createDeliveryWorker(
       durationMs: performance.now() - started,
       now: deps.now(),
       policy: options.retry,
-      hasPhone: recipient?.contacts?.hasPhone ?? false,
+      // A row whose read failed (a retry) still has its SMS fallback on its last attempt.
+      hasPhone: (recipient ?? recipients.lastKnown(n)).contacts?.hasPhone ?? false,
     });
     const sealed = recipient?.contacts?.sealed[CONTACT[channel]];
     if (outcome.kind === 'failed' && outcome.unreachable && channel !== 'email' && sealed) {
@@ -366,20 +367,22 @@ export function createDeliveryWorker(
     // One after another: `db` may be the claim's transaction, one connection that runs one query at a time.
     const withTemplate = await withTemplates(db, rows);
     const names = await protocolNames(db, [...new Set(rows.map((n) => n.protocol_id))]);
-    const recipientOf = await recipientReader(db, deps.secrets, rows);
+    const recipients = await recipientReader(db, deps.secrets, rows);
     const settled: Settlement[] = [];
     const work = async (n: (typeof withTemplate)[number]) => {
       try {
         if (stopping && hooks.onUnstarted) {
+          recipients.skip(n);
           hooks.onUnstarted(n);
           return;
         }
         if (hooks.mayStart && !hooks.mayStart(n)) {
+          recipients.skip(n);
           hooks.onLapsed?.(n);
           return;
         }
         // send() answers a settlement for every row, whatever fails.
-        const settlement = await send(n, recipientOf, names, captured);
+        const settlement = await send(n, recipients, names, captured);
         settled.push(settlement);
         hooks.onSettled?.(settlement);
       } finally {
