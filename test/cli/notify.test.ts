@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createDeliveryWorker } from '../../packages/server/src/delivery/worker.js';
 import { ADMIN_TOKEN, call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { makeWallet, registeredWallet } from '../support/wallets.js';
+import { startLossyProxy } from './lossy-proxy.js';
 import { ensureBuilt, runCli, scratchHome } from './run-cli.js';
 
 const SUBMISSION_KEYS = ['deliveryChannel', 'environment', 'estimatedDeliveryMs', 'notificationId', 'recipientRegistered', 'status'];
@@ -156,11 +157,34 @@ describe('herald notify', () => {
     assert.equal(res.code, 6, res.stderr);
     const out = res.json();
     assert.equal(out.submission.status, 'queued');
-    assert.equal(out.notification, null);
+    // The record as last read: a read may have answered before the gateway went.
+    if (out.notification !== null) assert.equal(out.notification.notification_id, out.submission.notificationId);
     const { error } = res.errorJson();
     assert.equal(error.code, 'WAIT_FAILED');
     assert.match(error.message, new RegExp(`^Notification ${out.submission.notificationId} was accepted \\(queued\\), but waiting for its outcome failed`));
     assert.match(error.idempotencyKey, /^cli_[0-9a-f-]{36}$/, 'the key to run the command again with');
+  });
+
+  it('send --wait that fails after reads answered prints the record as last read', async () => {
+    const proxy = await startLossyProxy(gw.url);
+    const reads = () => proxy.seen.filter((r) => r.method === 'GET' && r.path.startsWith('/v1/notifications/')).length;
+    try {
+      // A few reads answer through the proxy (the notification stays queued: no worker runs), then it goes.
+      const res = await runCli(['notify', 'send', ...message(), '--wait', '--wait-timeout', '30s', '--max-retries', '0', '--json'], {
+        env: { ...env, HERALD_BASE_URL: proxy.url },
+        whileRunning: () => waitFor(async () => reads() >= 3).then(() => proxy.close()),
+      });
+      assert.equal(res.code, 6, res.stderr);
+      const out = res.json();
+      assert.ok(out.notification, 'the record as last read, not null');
+      assert.equal(out.notification.notification_id, out.submission.notificationId);
+      assert.equal(out.notification.status, 'queued');
+      const { error } = res.errorJson();
+      assert.equal(error.code, 'WAIT_FAILED');
+      assert.match(error.idempotencyKey, /^cli_/);
+    } finally {
+      await proxy.close().catch(() => {});
+    }
   });
 
   it('send --wait exits 5 with WAIT_FAILED when the rate limit refuses its reads until the time runs out', async () => {

@@ -42,7 +42,7 @@ export type {
 export type { ApiKey, ApiKeyList, CreatedApiKey, KeyEnvironment } from './resources/admin-keys.js';
 export type { ImportedIdentity, ImportIdentityParams } from './resources/admin-identities.js';
 export type { AdminCapturedMessage, AdminCapturedMessageList, ListAdminCapturedMessagesParams } from './resources/admin-sandbox.js';
-export { FINAL_STATUSES } from './resources/notifications.js';
+export { FINAL_STATUSES, lastReadOf } from './resources/notifications.js';
 export type {
   BulkResult,
   BulkSubmission,

@@ -1,4 +1,4 @@
-import { HeraldWaitTimeoutError, type Herald, type Notification, type NotificationParams, type Submission } from '@herald/sdk';
+import { HeraldWaitTimeoutError, lastReadOf, type Herald, type Notification, type NotificationParams, type Submission } from '@herald/sdk';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { CliError, EXIT, exitCodeFor, usageError } from '../exit-codes.js';
@@ -98,7 +98,7 @@ async function waitAndReport(context: Context, herald: Herald, submission: Submi
     notification = await herald.notifications.waitForDelivery(id, { timeoutMs, intervalMs: POLL_MS });
   } catch (error) {
     // What is known: the record as last read, or else the submission.
-    const last = error instanceof HeraldWaitTimeoutError ? error.notification : undefined;
+    const last = lastReadOf(error);
     if (last) out.result({ submission, notification: last }, () => showRecord(context, last, sentWith));
     else out.result({ submission, notification: null }, () => showSubmission(out, submission, keyLabel(sentWith)));
     // Out of time while the reads answered (or were merely slow): the notification is on its way.

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HeraldApiError, HeraldWaitTimeoutError } from '../errors.js';
+import { HeraldApiError, HeraldNetworkError, HeraldWaitTimeoutError } from '../errors.js';
 import { RequestCore, type FetchLike } from '../request.js';
 import { Identities } from './identities.js';
-import { Notifications, type Notification, type NotificationStatus } from './notifications.js';
+import { lastReadOf, Notifications, type Notification, type NotificationStatus } from './notifications.js';
 
 interface Seen {
   method: string;
@@ -200,6 +200,24 @@ describe('notifications.waitForDelivery', () => {
     const { fetch } = scripted([404, { statusCode: 404, error: 'Not Found', message: 'nope', code: 'NOTIFICATION_NOT_FOUND' }]);
     const error = await notifications(fetch).waitForDelivery('missing').catch((e) => e);
     assert.equal(error.code, 'NOTIFICATION_NOT_FOUND');
+    assert.equal(lastReadOf(error), undefined, 'no read answered');
+  });
+
+  it('keeps the record last read for a read error that ends the wait (lastReadOf)', async () => {
+    const { options } = fakeTime();
+    const answered = scripted([200, record('queued')], [200, record('sending')]);
+    // Two reads answer, then the gateway is gone.
+    const fetch: FetchLike = (url, init) =>
+      answered.seen.length < 2 ? answered.fetch(url, init) : Promise.reject(new TypeError('fetch failed', { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) }));
+    const error = await notifications(fetch, { ...options, maxRetries: 0 }).waitForDelivery('n1', { intervalMs: 100 }).catch((e) => e);
+    assert.ok(error instanceof HeraldNetworkError, String(error));
+    assert.equal(error.kind, 'connection_refused');
+    assert.equal(lastReadOf(error)?.status, 'sending');
+    assert.equal(lastReadOf(new HeraldNetworkError('network', 'thrown elsewhere')), undefined);
+
+    const timedOut = await notifications(scripted([200, record('queued')]).fetch, fakeTime().options).waitForDelivery('n1', { timeoutMs: 500 }).catch((e) => e);
+    assert.ok(timedOut instanceof HeraldWaitTimeoutError);
+    assert.equal(lastReadOf(timedOut), timedOut.notification, 'the timeout carries it as notification');
   });
 
   it('stops at once when its signal aborts', async () => {

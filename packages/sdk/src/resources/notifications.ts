@@ -1,4 +1,4 @@
-import { HeraldApiError, HeraldWaitTimeoutError } from '../errors.js';
+import { HeraldApiError, HeraldError, HeraldWaitTimeoutError } from '../errors.js';
 import { eachDataItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 
@@ -156,6 +156,21 @@ export interface SendOptions extends RequestOptions {
 /** How long a read under way when a wait's `timeoutMs` passes may still take. */
 const READ_GRACE_MS = 1000;
 
+/** The record a waitForDelivery had last read when a read failed, by the error it then threw. */
+const lastReads = new WeakMap<HeraldError, Notification>();
+
+/**
+ * The record as last read by the `waitForDelivery` that threw `error`: its `notification` for a
+ * HeraldWaitTimeoutError; for a read that failed (a HeraldApiError or HeraldNetworkError: the
+ * gateway became unreachable, the key was revoked…) the record an earlier read answered with.
+ * Undefined when no read answered, or for an error from anything else.
+ * @example catch (error) { const status = lastReadOf(error)?.status; }
+ */
+export function lastReadOf(error: unknown): Notification | undefined {
+  if (error instanceof HeraldWaitTimeoutError) return error.notification;
+  return error instanceof HeraldError ? lastReads.get(error) : undefined;
+}
+
 /** Statuses a notification never leaves. */
 export const FINAL_STATUSES: ReadonlySet<NotificationStatus> = new Set(['delivered', 'bounced', 'failed', 'opted_out']);
 
@@ -231,7 +246,8 @@ export class Notifications {
    * `failed` or `opted_out`) and resolves with it, whichever that is: check `status`. Rejects with
    * HeraldWaitTimeoutError after `timeoutMs`, carrying the last record read: a read still under
    * way then (its retries included) is given at most a second more, and a rate limit still in
-   * force is sat out until then.
+   * force is sat out until then. A read that fails otherwise throws its error, from which
+   * `lastReadOf` gives the record as last read.
    * @example const record = await herald.notifications.waitForDelivery(notificationId, { timeoutMs: 30_000 });
    */
   async waitForDelivery(id: string, wait: WaitForDeliveryOptions = {}, options: RequestOptions = {}): Promise<Notification> {
@@ -261,7 +277,10 @@ export class Notifications {
         }
         // Still rate-limited after the read's own retries (other calls of the protocol share the
         // limit): the wait sits it out rather than failing while the notification is on its way.
-        if (!(error instanceof HeraldApiError && error.statusCode === 429)) throw error;
+        if (!(error instanceof HeraldApiError && error.statusCode === 429)) {
+          if (last && error instanceof HeraldError) lastReads.set(error, last);
+          throw error;
+        }
         refused = error;
         const rest = deadline - this.core.now();
         if (rest <= 0) throw timedOut();
