@@ -2,7 +2,8 @@
  * An HTTP proxy in front of a real gateway that can lose answers: a request chosen with
  * `loseNextAnswer` still reaches the gateway and does its work there, but the client gets a 503,
  * or its connection is cut, instead of the gateway's answer, as when a response is lost on the way
- * back. Every other request passes through unchanged.
+ * back. A request `answerInstead` answers for never reaches the gateway (a rate limit in between).
+ * Every other request passes through unchanged.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 
@@ -15,12 +16,21 @@ export interface SeenRequest {
   headers: IncomingHttpHeaders;
 }
 
+/** An answer the proxy gives itself. */
+export interface OwnAnswer {
+  status: number;
+  headers?: Record<string, string>;
+  body: unknown;
+}
+
 export interface LossyProxy {
   url: string;
   /** Every request that came through, in order. */
   seen: SeenRequest[];
   /** The next `method path` request is forwarded, and its answer replaced by `loss`. */
   loseNextAnswer(method: string, path: string, loss: Loss): void;
+  /** Answers the requests it returns an answer for (given each request as seen) without forwarding them. */
+  answerInstead: ((request: SeenRequest) => OwnAnswer | undefined) | undefined;
   close(): Promise<void>;
 }
 
@@ -46,6 +56,8 @@ export async function startLossyProxy(target: string): Promise<LossyProxy> {
     const path = request.url ?? '/';
     const body = await readBody(request);
     seen.push({ method, path, body, headers: request.headers });
+    const own = proxy.answerInstead?.(seen[seen.length - 1]);
+    if (own) return void response.writeHead(own.status, { 'content-type': 'application/json', ...own.headers }).end(JSON.stringify(own.body));
     try {
       const upstream = await fetch(`${target}${path}`, { method, headers: forwardable(request.headers), body: body || undefined });
       const text = await upstream.text();
@@ -61,13 +73,15 @@ export async function startLossyProxy(target: string): Promise<LossyProxy> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
-  return {
+  const proxy: LossyProxy = {
     url: `http://127.0.0.1:${port}`,
     seen,
     loseNextAnswer: (method, path, loss) => void losses.push({ method, path, loss }),
+    answerInstead: undefined,
     close: () => {
       server.closeAllConnections();
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
+  return proxy;
 }

@@ -238,6 +238,29 @@ describe('herald notify', () => {
     if (out.notification !== null) assert.equal(out.notification.notification_id, out.submission.notificationId);
   });
 
+  it('send --wait exits 5 with WAIT_FAILED when the deadline ends a read sitting out the rate limit in its own retries', async () => {
+    const proxy = await startLossyProxy(gw.url);
+    let reads = 0;
+    const refusal = { statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMIT_EXCEEDED', message: 'Rate limit exceeded (test proxy)' };
+    // Two reads answer; every later one is refused with Retry-After: 1, so at the deadline a read is
+    // between the retries the SDK makes of it.
+    proxy.answerInstead = (request) =>
+      request.method === 'GET' && request.path.startsWith('/v1/notifications/') && ++reads > 2 ? { status: 429, headers: { 'retry-after': '1' }, body: refusal } : undefined;
+    try {
+      const res = await runCli(['notify', 'send', ...message(), '--wait', '--wait-timeout', '6s', '--json'], { env: { ...env, HERALD_BASE_URL: proxy.url } });
+      assert.equal(res.code, 5, res.stderr);
+      const out = res.json();
+      assert.equal(out.notification?.status, 'queued', 'the record as last read');
+      const { error } = res.errorJson();
+      assert.equal(error.code, 'WAIT_FAILED');
+      assert.equal(error.exitCode, 5);
+      assert.match(error.message, /waiting for its outcome failed: Rate limit exceeded \(test proxy\)/);
+      assert.match(error.idempotencyKey, /^cli_/);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('--from-stdin reads the notification, flags override it, and an idempotency key answers duplicate', async () => {
     const input = JSON.stringify({ wallet, subject: 'From stdin', body: 'Piped', category: 'system', idempotencyKey: 'stdin-1' });
     const first = await herald(['notify', 'send', '--from-stdin', '--subject', 'Overridden', '--json'], input);

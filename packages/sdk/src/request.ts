@@ -66,6 +66,12 @@ export interface ApiCall {
   anonymous?: boolean;
   /** Headers of this call, such as `idempotency-key`. */
   headers?: Record<string, string>;
+  /**
+   * Told of every attempt that failed, before it is retried or thrown: a signal that ends the call
+   * while it waits to retry throws its own reason, and this is how the caller still knows what the
+   * last attempt got (waitForDelivery, whether its deadline cut short a read refused by the rate limit).
+   */
+  onFailedAttempt?: (error: HeraldError) => void;
 }
 
 /** The options of the calls that create something (a broadcast, a schedule, a template or one of its versions): the common ones and the idempotency key. */
@@ -301,6 +307,7 @@ export class RequestCore {
         error = thrown;
         outcome = { network: thrown.kind };
       }
+      call.onFailedAttempt?.(error);
       if (retry >= maxRetries || !isRetryable(outcome, call.repeatsWork ? 'POST' : call.method, Boolean(call.retrySafe))) throw error;
       const delay = retryDelay(retry, retryAfterMs, this.random);
       if (delay === undefined) throw error;

@@ -185,7 +185,27 @@ describe('notifications.waitForDelivery', () => {
     const error = await new Notifications(new RequestCore({ baseUrl: 'http://gateway.test', fetch })).waitForDelivery('n1', { timeoutMs: 100 }).catch((e) => e);
     assert.ok(error instanceof HeraldWaitTimeoutError, String(error));
     assert.equal(error.notification, undefined);
+    assert.equal(error.cause, undefined, 'slow, not refused');
     assert.ok(Date.now() - started < 10_000, 'not the read timeout of 30 s, nor its retries');
+  });
+
+  it("names the rate limit's refusal as the cause when the deadline ends a read sitting it out between its own retries", async () => {
+    let reads = 0;
+    // The first read answers; every later attempt is refused with Retry-After: 1, which the read's
+    // own retries (2 by default) sit out until the deadline's grace ends them.
+    const fetch: FetchLike = async () => {
+      reads++;
+      if (reads === 1) return new Response(JSON.stringify(record('queued')), { status: 200, headers: { 'content-type': 'application/json' } });
+      const refusal = { statusCode: 429, error: 'Too Many Requests', message: 'slow down', code: 'RATE_LIMIT_EXCEEDED' };
+      return new Response(JSON.stringify(refusal), { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '1' } });
+    };
+    const client = new Notifications(new RequestCore({ baseUrl: 'http://gateway.test', fetch, random: () => 0 }));
+    const error = await client.waitForDelivery('n1', { timeoutMs: 200, intervalMs: 100 }).catch((e) => e);
+    assert.ok(error instanceof HeraldWaitTimeoutError, String(error));
+    assert.equal(error.notification?.status, 'queued');
+    assert.ok(error.cause instanceof HeraldApiError, String(error.cause));
+    assert.equal(error.cause.statusCode, 429);
+    assert.ok(reads >= 2);
   });
 
   it('refuses an interval that is not a number > 0 or a timeout that is not a number ≥ 0 before any read', async () => {

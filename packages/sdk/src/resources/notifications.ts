@@ -1,6 +1,6 @@
 import { HeraldApiError, HeraldError, HeraldWaitTimeoutError } from '../errors.js';
 import { eachDataItem } from '../paginate.js';
-import type { RequestCore, RequestOptions } from '../request.js';
+import type { ApiCall, RequestCore, RequestOptions } from '../request.js';
 
 export type Category = 'defi' | 'governance' | 'system' | 'marketing' | 'security';
 export type Priority = 'normal' | 'important' | 'critical';
@@ -171,6 +171,8 @@ export function lastReadOf(error: unknown): Notification | undefined {
   return error instanceof HeraldError ? lastReads.get(error) : undefined;
 }
 
+const isRateLimited = (error: unknown): error is HeraldApiError => error instanceof HeraldApiError && error.statusCode === 429;
+
 /** Statuses a notification never leaves. */
 export const FINAL_STATUSES: ReadonlySet<NotificationStatus> = new Set(['delivered', 'bounced', 'failed', 'opted_out']);
 
@@ -211,7 +213,11 @@ export class Notifications {
    * @example const { status, delivery_channel } = await herald.notifications.get(notificationId);
    */
   get(id: string, options?: RequestOptions): Promise<Notification> {
-    return this.core.request({ method: 'GET', path: `/v1/notifications/${encodeURIComponent(id)}` }, options);
+    return this.read(id, options);
+  }
+
+  private read(id: string, options?: RequestOptions, onFailedAttempt?: ApiCall['onFailedAttempt']): Promise<Notification> {
+    return this.core.request({ method: 'GET', path: `/v1/notifications/${encodeURIComponent(id)}`, ...(onFailedAttempt ? { onFailedAttempt } : {}) }, options);
   }
 
   /**
@@ -258,30 +264,30 @@ export class Notifications {
     if (!(Number.isFinite(intervalMs) && intervalMs > 0)) throw new RangeError(`intervalMs must be a number of milliseconds > 0, got ${intervalMs}`);
     const deadline = this.core.now() + timeoutMs;
     let last: Notification | undefined;
-    // The rate limit's refusal of the last read, if it was refused: the cause of a timeout.
+    // The rate limit's refusal, when it was the last answer the read under way (or just ended)
+    // got: the cause of a timeout.
     let refused: HeraldApiError | undefined;
+    const onFailedAttempt = (error: HeraldError) => void (refused = isRateLimited(error) ? error : undefined);
     const timedOut = () => new HeraldWaitTimeoutError(id, timeoutMs, last, refused && { cause: refused });
     for (;;) {
       const left = deadline - this.core.now();
       // The wait's own deadline ends a read under way, retries and all (a second's grace past it).
       const readDeadline = Number.isFinite(left) ? AbortSignal.timeout(Math.max(left, 0) + READ_GRACE_MS) : undefined;
       const readSignal = readDeadline && signal ? AbortSignal.any([signal, readDeadline]) : (readDeadline ?? signal);
+      refused = undefined;
       try {
-        last = await this.get(id, { ...options, signal: readSignal });
+        last = await this.read(id, { ...options, signal: readSignal }, onFailedAttempt);
         refused = undefined;
       } catch (error) {
-        // The last read was slow, not refused: the time ran out on it.
-        if (readDeadline?.aborted && !signal?.aborted) {
-          refused = undefined;
-          throw timedOut();
-        }
+        // The time ran out on the read under way: it was slow (`refused` unset), or was sitting
+        // out a refusal of the rate limit between its own retries (`refused` is that refusal).
+        if (readDeadline?.aborted && !signal?.aborted) throw timedOut();
         // Still rate-limited after the read's own retries (other calls of the protocol share the
         // limit): the wait sits it out rather than failing while the notification is on its way.
-        if (!(error instanceof HeraldApiError && error.statusCode === 429)) {
+        if (!isRateLimited(error)) {
           if (last && error instanceof HeraldError) lastReads.set(error, last);
           throw error;
         }
-        refused = error;
         const rest = deadline - this.core.now();
         if (rest <= 0) throw timedOut();
         await this.core.wait(Math.min(Math.max((error.retryAfterSeconds ?? 0) * 1000, intervalMs), rest), signal);
