@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { call, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
+import { call, startGateway, waitFor, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
 import { startLossyProxy, type LossyProxy } from './lossy-proxy.js';
 import { ensureBuilt, runCli, scratchHome } from './run-cli.js';
@@ -302,6 +304,57 @@ describe('herald sends carry an idempotency key of their own', () => {
     const again = await herald(acme, [...create, '--idempotency-key', 'alert-v1']);
     assert.equal(again.json().templateId, first.json().templateId);
     assert.equal(await templates(), 2);
+  });
+
+  it('Ctrl-C while a keyed request is in flight names its key, for every command that sends one', async () => {
+    // A server that takes each request and never answers it.
+    const taken: { path: string; headers: IncomingHttpHeaders; body: string }[] = [];
+    const hanging = createServer((req, _res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => taken.push({ path: req.url!, headers: req.headers, body }));
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const env = { HOME: scratch.home, XDG_CONFIG_HOME: scratch.config, HERALD_BASE_URL: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`, HERALD_API_KEY: 'hrld_live_notchecked' };
+    const interrupted = (args: string[]) => {
+      const from = taken.length;
+      return runCli(args, { env, whileRunning: (child) => waitFor(async () => taken.length > from).then(() => child.kill('SIGINT')) }).then((res) => ({ res, request: taken[from] }));
+    };
+    const commands = [
+      ['broadcast', '--subject', 'Upgrade', '--body', 'Tonight', '--category', 'governance'],
+      ['schedule', 'once', ...flags('Once'), '--at', '2030-06-01T09:00'],
+      ['schedule', 'cron', ...flags('Weekly'), '--cron', '0 9 * * MON'],
+      ['webhook', 'create', '--url', 'https://hooks.example.com/h'],
+      ['webhook', 'rotate-secret', 'wh_x'],
+      ['template', 'create', '--name', 'Alert', '--category', 'defi', '--subject', 's', '--html', '<p>h</p>', '--text', 't'],
+      ['template', 'update', 'tmpl_x', '--subject', 'Now'],
+      ['template', 'restore', 'tmpl_x', '1'],
+    ];
+    try {
+      for (const args of commands) {
+        const { res, request } = await interrupted([...args, '--json']);
+        assert.equal(res.code, 2, `${args.join(' ')}: ${res.stderr}`);
+        assert.equal(res.stdout, '');
+        const { error } = res.errorJson();
+        assert.equal(error.code, 'CANCELLED');
+        assert.equal(error.message, 'Cancelled: the request may have reached the gateway');
+        assert.match(error.idempotencyKey, GENERATED, args.join(' '));
+        assert.equal(request.headers['idempotency-key'], error.idempotencyKey, `${args.join(' ')}: the key the request carried`);
+      }
+      // A key given is named alike; people are told what running again with it does.
+      const { res } = await interrupted([...commands[4], '--idempotency-key', 'rotate-1']);
+      assert.equal(res.code, 2);
+      assert.match(res.stderr, /Error: Cancelled: the request may have reached the gateway/);
+      assert.match(res.stderr, /Re-running with --idempotency-key rotate-1 does not rotate it twice\./);
+      // notify send goes the same way, its key in the body.
+      const send = await interrupted(['notify', 'send', ...flags('Interrupted'), '--json']);
+      assert.equal(send.res.code, 2);
+      assert.equal(send.res.errorJson().error.message, 'Cancelled: the send may have reached the gateway');
+      assert.equal(JSON.parse(send.request.body).idempotencyKey, send.res.errorJson().error.idempotencyKey);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise((resolve) => hanging.close(resolve));
+    }
   });
 
   it('broadcast --from-stdin takes an idempotencyKey in the object as the request key; the flag wins', async () => {

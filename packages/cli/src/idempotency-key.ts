@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { HeraldApiError, HeraldNetworkError, IDEMPOTENCY_KEY_HEADER } from '@herald/sdk';
-import { usageError } from './exit-codes.js';
+import { HeraldApiError, HeraldNetworkError } from '@herald/sdk';
 
 /**
  * A key for a send the user gave none for: `cli_` and a random UUID (40 characters; the gateway
@@ -44,24 +43,6 @@ export function retryKeyOf(error: unknown): string | undefined {
 
 /** Whether a failed call may nonetheless have taken effect: no answer came, or a 5xx did. */
 export const outcomeUnknown = (error: unknown) => error instanceof HeraldNetworkError || (error instanceof HeraldApiError && error.statusCode >= 500);
-
-/**
- * Runs a call that creates something (a broadcast, a schedule, a template or a version) with the Idempotency-Key given by the user,
- * or with one generated for this run (so the SDK's retries of a lost answer create nothing twice).
- * The key goes in a header, so it must be printable ASCII. When the outcome is unknown, the error
- * carries the key to run the command again with.
- */
-export async function withCreationKey<T>(givenKey: string | undefined, create: (key: string) => Promise<T>, retryNote = 'does not create it twice'): Promise<T> {
-  if (givenKey !== undefined && !IDEMPOTENCY_KEY_HEADER.test(givenKey)) {
-    throw usageError('--idempotency-key must be 1 to 255 printable ASCII characters (letters, digits, punctuation, inner spaces)');
-  }
-  const key = givenKey ?? newIdempotencyKey();
-  try {
-    return await create(key);
-  } catch (error) {
-    throw outcomeUnknown(error) ? withRetryKey(error, key, retryNote) : error;
-  }
-}
 
 /** The --idempotency-key option's help for the calls that create something. */
 export const CREATE_KEY_HELP =

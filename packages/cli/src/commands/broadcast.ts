@@ -1,7 +1,8 @@
 import type { Broadcast, BroadcastParams } from '@herald/sdk';
 import type { Command } from 'commander';
 import { usageError } from '../exit-codes.js';
-import { CREATE_KEY_HELP, withCreationKey } from '../idempotency-key.js';
+import { CREATE_KEY_HELP } from '../idempotency-key.js';
+import { withCreationKey } from '../keyed-request.js';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, type MessageFlags } from '../message-flags.js';
 import type { Output } from '../output.js';

@@ -2,9 +2,10 @@ import { HeraldWaitTimeoutError, lastReadOf, type Herald, type Notification, typ
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { CliError, EXIT, exitCodeFor, usageError } from '../exit-codes.js';
-import { newIdempotencyKey, outcomeUnknown, withRetryKey } from '../idempotency-key.js';
+import { newIdempotencyKey, withRetryKey } from '../idempotency-key.js';
 import { readStdinObject } from '../json-input.js';
 import { interruption } from '../interruption.js';
+import { sendKeyed } from '../keyed-request.js';
 import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
 import { parseDuration } from '../parse-options.js';
 import type { ContextOf } from './admin.js';
@@ -138,16 +139,7 @@ retried safely; pass --idempotency-key to make re-running the command safe as we
       const context = contextOf(command);
       const { params, sentWith } = await notificationFrom(context, flags);
       const herald = context.herald();
-      // Stopped with the request in flight, the message may have been stored: the key says how to
-      // run the command again without a second message (in --json errors too), as for a lost answer.
-      interruption.record({ message: 'the send may have reached the gateway', retry: { idempotencyKey: sentWith.key, note: RESEND_NOTE } });
-      const submission = await herald.notifications
-        .send(params)
-        .catch((error: unknown) => {
-          // No answer, or a 5xx after the retries: the message may have been stored.
-          throw outcomeUnknown(error) ? withRetryKey(error, sentWith.key, RESEND_NOTE) : error;
-        })
-        .finally(() => interruption.record(undefined));
+      const submission = await sendKeyed(sentWith.key, RESEND_NOTE, () => herald.notifications.send(params), 'the send');
       if (flags.wait) return waitAndReport(context, herald, submission, flags.waitTimeout ?? DEFAULT_WAIT_MS, sentWith);
       reportSubmission(context, submission, sentWith);
     });

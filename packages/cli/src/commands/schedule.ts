@@ -2,7 +2,8 @@ import type { CreatedSchedule, CronScheduleParams, OneTimeScheduleParams, Schedu
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { CREATE_KEY_HELP, withCreationKey } from '../idempotency-key.js';
+import { CREATE_KEY_HELP } from '../idempotency-key.js';
+import { withCreationKey } from '../keyed-request.js';
 import { readStdinObject } from '../json-input.js';
 import { addMessageOptions, messageFrom, requireValidNotification, type MessageFlags } from '../message-flags.js';
 import { integerIn } from '../parse-options.js';

@@ -1,7 +1,8 @@
 import type { EventType, UpdateWebhookParams, Webhook } from '@herald/sdk';
 import type { Command } from 'commander';
 import { cancelled, CliError, EXIT, usageError } from '../exit-codes.js';
-import { CREATE_KEY_HELP, withCreationKey } from '../idempotency-key.js';
+import { CREATE_KEY_HELP } from '../idempotency-key.js';
+import { withCreationKey } from '../keyed-request.js';
 import { integerIn, listOf } from '../parse-options.js';
 import { everyItem, shownLine, wholeList, withPaging, type PagingFlags } from '../paging.js';
 import type { Output } from '../output.js';
