@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { reserveSends } from '../../packages/server/src/limits/quota.js';
 import { call, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
@@ -160,6 +162,40 @@ describe('herald doctor', () => {
       await new Promise((resolve) => html.close(resolve));
     }
   });
+  it('takes 2xx JSON that is not the gateway\'s answer for what it is: every command exits 6, doctor prints its report, login saves nothing', async () => {
+    for (const body of ['{}', '[1,2]']) {
+      const other = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+      await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+      const baseUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      const own = scratchHome();
+      const ownEnv = { HOME: own.home, XDG_CONFIG_HOME: own.config, HERALD_BASE_URL: baseUrl, HERALD_API_KEY: 'hrld_live_notchecked' };
+      try {
+        const res = await doctor(['--json'], { HERALD_BASE_URL: baseUrl });
+        assert.equal(res.code, 6, `${body}: ${res.stderr}`);
+        const report = res.json();
+        assertReportShape(report);
+        assert.deepEqual(report.checks.map((c: any) => [c.name, c.ok]), [['gateway', false]]);
+        assert.match(report.errors[0], /answered 200 with JSON that is not the gateway's answer \(.+\): is .* a Herald gateway\?/);
+        const commands = [['usage'], ['analytics'], ['notify', 'list'], ['notify', 'status', 'n1'], ['webhook', 'list'], ['schedule', 'list'], ['auth', 'whoami'], ['auth', 'login']];
+        for (const command of commands) {
+          const run = await runCli(['--json', ...command], { env: ownEnv });
+          assert.equal(run.code, 6, `${body} ${command.join(' ')}: ${run.stderr}`);
+          assert.equal(run.stdout, '');
+          const { error } = run.errorJson();
+          assert.equal(error.code, 'NETWORK_INVALID_RESPONSE');
+          assert.match(error.message, /JSON that is not the gateway's answer .*: is .* a Herald gateway\?$/);
+        }
+        assert.equal(existsSync(path.join(own.config, 'herald', 'config.json')), false, 'login saved nothing');
+        const human = await runCli(['auth', 'whoami'], { env: ownEnv });
+        assert.equal(human.code, 6);
+        assert.doesNotMatch(human.stdout, /undefined/);
+      } finally {
+        own.cleanup();
+        await new Promise((resolve) => other.close(resolve));
+      }
+    }
+  });
+
   it('takes an empty 204 from a server that is not a gateway for what it is: login saves nothing, info and doctor exit 6', async () => {
     const empty = createServer((_req, res) => res.writeHead(204).end());
     await new Promise<void>((resolve) => empty.listen(0, '127.0.0.1', resolve));

@@ -36,7 +36,8 @@ export class HeraldApiError extends HeraldError {
 /** Why a request got no HTTP answer at all. */
 /**
  * `invalid_response`: an answer came, but not the gateway's (a 2xx that is not JSON, such as an
- * HTML page from whatever `baseUrl` points at); whether a send it answered was stored is unknown.
+ * HTML page from whatever `baseUrl` points at, or JSON without what the call's answer holds, such
+ * as `{}`); whether a send it answered was stored is unknown.
  */
 export type NetworkErrorKind = 'timeout' | 'connection_refused' | 'dns' | 'connection_reset' | 'network' | 'invalid_response';
 

@@ -7,6 +7,7 @@ import { HeraldAdmin } from './client.js';
 import { HeraldApiError, HeraldNetworkError } from './errors.js';
 import { RequestCore, responseOf, type CoreOptions, type RequestOptions } from './request.js';
 import { Broadcasts, type BroadcastParams } from './resources/broadcasts.js';
+import { HealthResource } from './resources/health.js';
 import { Notifications } from './resources/notifications.js';
 import { Schedules, type OneTimeScheduleParams } from './resources/schedules.js';
 import { Templates } from './resources/templates.js';
@@ -60,6 +61,9 @@ const json =
   };
 const errorJson = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
   json(status, { statusCode: status, error: 'Reason', message, code }, headers);
+
+/** An answer that fits a template's shape and a created template's. */
+const TEMPLATE = { templateId: 'tmpl_1', id: 'tmpl_1', version: 2, versions: [{ version: 1 }, { version: 2 }] };
 
 describe('RequestCore', () => {
   const server = new ScriptedServer();
@@ -179,9 +183,11 @@ describe('RequestCore', () => {
       () => new Schedules(client).once({ wallet: 'w', subject: 's', body: 'b', category: 'system', scheduledFor: '2030-01-01T00:00:00Z' }, { idempotencyKey: 'k-1' }),
       () => new Schedules(client).cron({ wallet: 'w', subject: 's', body: 'b', category: 'system', cronExpr: '0 9 * * *' }, { idempotencyKey: 'k-1' }),
     ];
+    // One answer that fits a broadcast's and a schedule's shape.
+    const created = { id: 'x', status: 'PENDING', nextRunAt: '2030-01-01T00:00:00.000Z', broadcast_id: 'bcast_x', queued_count: 1, total_subscribers: 1 };
     for (const call of calls) {
-      server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(201, { id: 'x' }));
-      assert.deepEqual(await call(), { id: 'x' });
+      server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(201, created));
+      assert.deepEqual(await call(), created);
       assert.equal(server.seen.length, 2, server.seen[0].url);
       assert.deepEqual(server.seen.map((s) => s.headers['idempotency-key']), ['k-1', 'k-1']);
       assert.equal(JSON.parse(server.seen[0].body).idempotencyKey, undefined, 'the key is a header, not a body field');
@@ -189,14 +195,15 @@ describe('RequestCore', () => {
   });
 
   it('refuses a key that cannot be a header value at once, sending nothing (fetch would refuse it as a network failure)', async () => {
-    server.reset(json(202, {}));
+    const accepted = { broadcast_id: 'bcast_1', queued_count: 1, total_subscribers: 1, estimated_delivery_s: 1 };
+    server.reset(json(202, accepted));
     for (const key of ['', 'ключ', 'a\nb', ' padded', 'k'.repeat(256)]) {
       const error: any = await new Broadcasts(core()).send({ subject: 's', body: 'b', category: 'marketing' }, { idempotencyKey: key }).catch((e: any) => e);
       assert.ok(error instanceof TypeError, JSON.stringify(key));
       assert.match(error.message, /idempotencyKey must be 1 to 255 printable ASCII characters/);
     }
     assert.equal(server.seen.length, 0);
-    assert.deepEqual(await new Broadcasts(core()).send({ subject: 's', body: 'b', category: 'marketing' }, { idempotencyKey: 'k'.repeat(255) }), {});
+    assert.deepEqual(await new Broadcasts(core()).send({ subject: 's', body: 'b', category: 'marketing' }, { idempotencyKey: 'k'.repeat(255) }), accepted);
     // Every method taking a key rejects (never throws synchronously past a .catch).
     const templates = new Templates(core());
     const webhooks = new Webhooks(core());
@@ -232,10 +239,10 @@ describe('RequestCore', () => {
   });
 
   it('retries notifications.send with a key after a 503, with the same body key on every attempt', async () => {
-    server.reset(errorJson(502, 'HTTP_502', 'bad gateway'), errorJson(503, 'X', 'down'), json(202, { notificationId: 'n1' }));
+    server.reset(errorJson(502, 'HTTP_502', 'bad gateway'), errorJson(503, 'X', 'down'), json(202, { notificationId: 'n1', status: 'queued' }));
     const message = { wallet: 'w', subject: 's', body: 'b', category: 'system' as const };
     const result = await new Notifications(core()).send(message, { idempotencyKey: 'order-42' });
-    assert.deepEqual(result, { notificationId: 'n1' });
+    assert.deepEqual(result, { notificationId: 'n1', status: 'queued' });
     assert.equal(server.seen.length, 3);
     assert.deepEqual(
       server.seen.map((s) => JSON.parse(s.body).idempotencyKey),
@@ -253,7 +260,7 @@ describe('RequestCore', () => {
     const error: any = await templates.update('tmpl_1', { subjectTemplate: 'S' }).catch((e: any) => e);
     assert.equal(error.statusCode, 503);
     assert.equal(server.seen.length, 1);
-    server.reset(errorJson(429, 'RATE_LIMIT_EXCEEDED', 'slow', { 'retry-after': '0' }), json(200, { templateId: 'tmpl_1', version: 2 }));
+    server.reset(errorJson(429, 'RATE_LIMIT_EXCEEDED', 'slow', { 'retry-after': '0' }), json(200, TEMPLATE));
     assert.equal((await templates.update('tmpl_1', { subjectTemplate: 'S' })).version, 2);
     assert.equal(server.seen.length, 2);
   });
@@ -266,7 +273,7 @@ describe('RequestCore', () => {
       ['POST', '/v1/templates/email/tmpl_1/versions/1/restore', () => templates.restoreVersion('tmpl_1', 1, { idempotencyKey: 'k-restore' })],
     ];
     for (const [method, path, send] of calls) {
-      server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(200, { templateId: 'tmpl_1', version: 2 }));
+      server.reset(errorJson(503, 'SERVICE_UNAVAILABLE', 'down'), json(200, TEMPLATE));
       await send();
       assert.deepEqual(
         server.seen.map((seen) => [seen.method, seen.url]),
@@ -306,6 +313,26 @@ describe('RequestCore', () => {
       assert.ok(error instanceof HeraldNetworkError, name);
       assert.equal(error.kind, 'invalid_response', name);
       assert.match(error.message, /^POST http:\/\/127\.0\.0\.1:\d+\/v1\/notify answered 20[024] with .*: is http:\/\/127\.0\.0\.1:\d+ a Herald gateway\?$/, name);
+      assert.equal(server.seen.length, 1, `${name}: not retried`);
+    }
+  });
+
+  it("refuses 2xx JSON that is not the call's answer (what answered is not the gateway): no value, no retry", async () => {
+    const client = core({ maxRetries: 3 });
+    const cases: [unknown, string, () => Promise<unknown>, string][] = [
+      [{}, 'health.check', () => new HealthResource(client).check(), '"status" is missing'],
+      [{ status: 'ok', channels: 'smtp' }, 'health.check', () => new HealthResource(client).check(), '"channels" is not an object'],
+      [[1, 2], 'health.check', () => new HealthResource(client).check(), 'it is not an object'],
+      [{}, 'webhooks.list', () => new Webhooks(client).list(), 'it is not an array of objects'],
+      [[1, 2], 'webhooks.list', () => new Webhooks(client).list(), 'it is not an array of objects'],
+      [{ data: [1, 2], total: 2 }, 'notifications.list', () => new Notifications(client).list(), '"data" is not an array of objects'],
+    ];
+    for (const [body, name, call, problem] of cases) {
+      server.reset(json(200, body));
+      const error: any = await call().catch((e: any) => e);
+      assert.ok(error instanceof HeraldNetworkError, `${name}: ${error}`);
+      assert.equal(error.kind, 'invalid_response');
+      assert.ok(error.message.endsWith(`answered 200 with JSON that is not the gateway's answer (${problem}): is ${server.url} a Herald gateway?`), error.message);
       assert.equal(server.seen.length, 1, `${name}: not retried`);
     }
   });

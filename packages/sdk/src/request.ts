@@ -1,3 +1,4 @@
+import { shapeProblem, type AnswerShape } from './answer-shape.js';
 import { HeraldApiError, HeraldError, HeraldNetworkError, toNetworkError } from './errors.js';
 import { isRetryable, parseRetryAfter, retryDelay, type AttemptOutcome } from './retry.js';
 import { SDK_VERSION } from './version.js';
@@ -62,6 +63,8 @@ export interface ApiCall {
    * other call's 2xx carries JSON, and a 204 to it came from something that is not the gateway.
    */
   noContent?: true;
+  /** The least its 2xx JSON must be (every call resolving with JSON names it); anything else came from something that is not the gateway. */
+  answer?: AnswerShape;
   /** A public route: no Authorization header, so the API key is not sent where it is not needed. */
   anonymous?: boolean;
   /** Headers of this call, such as `idempotency-key`. */
@@ -96,11 +99,12 @@ export const IDEMPOTENCY_KEY_HEADER = /^[!-~](?:[ -~]{0,253}[!-~])?$/;
 export function createCall(
   path: string,
   body: unknown,
+  answer: AnswerShape,
   options: CreateOptions = {},
   method: 'POST' | 'PUT' = 'POST',
 ): { call: ApiCall; options: RequestOptions } {
   const { idempotencyKey, ...requestOptions } = options;
-  const call: ApiCall = { method, path, body, ...(method === 'PUT' ? { repeatsWork: true } : {}) };
+  const call: ApiCall = { method, path, body, answer, ...(method === 'PUT' ? { repeatsWork: true } : {}) };
   if (idempotencyKey === undefined) return { call, options: requestOptions };
   if (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY_HEADER.test(idempotencyKey)) {
     throw new TypeError(`idempotencyKey must be 1 to 255 printable ASCII characters without a space at either end, got ${JSON.stringify(idempotencyKey)}`);
@@ -182,6 +186,13 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** Why a 2xx answer cannot be the gateway's, in a few words; undefined when it can be. */
+function notTheGateways(response: Response, text: string, value: unknown, answer: AnswerShape | undefined): string | undefined {
+  if (value === undefined) return text ? `a body that is not JSON (${response.headers.get('content-type') ?? 'no content type'})` : 'an empty body';
+  const problem = answer && shapeProblem(value, answer);
+  return problem ? `JSON that is not the gateway's answer (${problem})` : undefined;
 }
 
 function apiErrorFrom(response: Response, text: string, retryAfterMs: number | undefined): HeraldApiError {
@@ -294,7 +305,7 @@ export class RequestCore {
       let outcome: AttemptOutcome;
       let retryAfterMs: number | undefined;
       try {
-        const answer = await this.attempt(url, init, options, Boolean(call.noContent));
+        const answer = await this.attempt(url, init, options, call);
         if (answer.ok) {
           const info = responseOf(answer.value);
           if (info) info.attempts = retry + 1;
@@ -334,7 +345,7 @@ export class RequestCore {
     return { ...headers, ...call.headers };
   }
 
-  private async attempt(url: string, init: RequestInit, options: RequestOptions, noContent: boolean): Promise<Answer> {
+  private async attempt(url: string, init: RequestInit, options: RequestOptions, call: ApiCall): Promise<Answer> {
     const target = `${init.method} ${url.split('?')[0]}`;
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const controller = new AbortController();
@@ -361,16 +372,14 @@ export class RequestCore {
       signal?.removeEventListener('abort', onAbort);
     }
     if (response.ok) {
-      if (response.status === 204 && noContent) return { ok: true, value: undefined };
-      // Every other answer of the gateway is JSON: anything else came from something that is not it.
+      if (response.status === 204 && call.noContent) return { ok: true, value: undefined };
+      // Every other answer of the gateway is JSON of the call's shape: anything else came from
+      // something that is not it.
       const value = parseJson(text);
+      const problem = notTheGateways(response, text, value, call.answer);
+      if (problem) throw new HeraldNetworkError('invalid_response', `${target} answered ${response.status} with ${problem}: is ${this.baseUrl} a Herald gateway?`);
       if (typeof value === 'object' && value !== null) answers.set(value, responseInfo(response));
-      if (value !== undefined) return { ok: true, value };
-      const type = response.headers.get('content-type') ?? 'no content type';
-      throw new HeraldNetworkError(
-        'invalid_response',
-        `${target} answered ${response.status} with ${text ? `a body that is not JSON (${type})` : 'an empty body'}: is ${this.baseUrl} a Herald gateway?`,
-      );
+      return { ok: true, value };
     }
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
     return { ok: false, error: apiErrorFrom(response, text, retryAfterMs), retryAfterMs };

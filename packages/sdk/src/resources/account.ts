@@ -62,7 +62,7 @@ export class Account {
    * @example const { name, tier_name } = await herald.account.getProtocol();
    */
   getProtocol(options?: RequestOptions): Promise<Protocol> {
-    return this.core.request({ method: 'GET', path: '/v1/protocols/me' }, options);
+    return this.core.request({ method: 'GET', path: '/v1/protocols/me', answer: { id: 'string', name: 'string', tier: 'number' } }, options);
   }
 
   /**
@@ -70,7 +70,7 @@ export class Account {
    * @example const { remaining } = await herald.account.getUsage();
    */
   getUsage(options?: RequestOptions): Promise<Usage> {
-    return this.core.request({ method: 'GET', path: '/v1/usage' }, options);
+    return this.core.request({ method: 'GET', path: '/v1/usage', answer: { usage: 'number', remaining: 'number', resetsAt: 'string' } }, options);
   }
 
   /**
@@ -79,6 +79,6 @@ export class Account {
    */
   listRequests(params: ListRequestsParams = {}, options?: RequestOptions): Promise<RequestLogPage> {
     const { page, limit, statusCode, endpoint } = params;
-    return this.core.request({ method: 'GET', path: '/v1/requests', query: { page, limit, statusCode, endpoint } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/requests', query: { page, limit, statusCode, endpoint }, answer: { items: 'objects', total: 'number' } }, options);
   }
 }

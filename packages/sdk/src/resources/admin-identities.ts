@@ -26,6 +26,6 @@ export class AdminIdentities {
    * @example await admin.identities.import({ wallet, email: 'holder@example.com', telegramChatId: '424242' });
    */
   import(params: ImportIdentityParams, options?: RequestOptions): Promise<ImportedIdentity> {
-    return this.core.request({ method: 'POST', path: '/v1/admin/identities', body: params }, options);
+    return this.core.request({ method: 'POST', path: '/v1/admin/identities', body: params, answer: { wallet: 'string', channels: 'array' } }, options);
   }
 }

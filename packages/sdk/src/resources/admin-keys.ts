@@ -33,7 +33,7 @@ export class AdminKeys {
    * @example const { data } = await admin.keys.list('proto_01J…');
    */
   list(protocolId: string, options?: RequestOptions): Promise<ApiKeyList> {
-    return this.core.request({ method: 'GET', path: keysPath(protocolId) }, options);
+    return this.core.request({ method: 'GET', path: keysPath(protocolId), answer: { data: 'objects' } }, options);
   }
 
   /**
@@ -41,7 +41,7 @@ export class AdminKeys {
    * @example const { apiKey } = await admin.keys.create('proto_01J…', { environment: 'production' });
    */
   create(protocolId: string, params: { environment: KeyEnvironment }, options?: RequestOptions): Promise<CreatedApiKey> {
-    return this.core.request({ method: 'POST', path: keysPath(protocolId), body: params }, options);
+    return this.core.request({ method: 'POST', path: keysPath(protocolId), body: params, answer: { id: 'string', apiKey: 'string' } }, options);
   }
 
   /**
@@ -49,6 +49,6 @@ export class AdminKeys {
    * @example await admin.keys.revoke('proto_01J…', 'key_01J…');
    */
   revoke(protocolId: string, keyId: string, options?: RequestOptions): Promise<ApiKey> {
-    return this.core.request({ method: 'DELETE', path: `${keysPath(protocolId)}/${encodeURIComponent(keyId)}` }, options);
+    return this.core.request({ method: 'DELETE', path: `${keysPath(protocolId)}/${encodeURIComponent(keyId)}`, answer: { id: 'string' } }, options);
   }
 }

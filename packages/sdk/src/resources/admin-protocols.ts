@@ -1,3 +1,4 @@
+import type { AnswerShape } from '../answer-shape.js';
 import { eachDataItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 import type { Tier } from './account.js';
@@ -50,6 +51,7 @@ export interface ProtocolList {
 }
 
 const protocolPath = (id: string) => `/v1/admin/protocols/${encodeURIComponent(id)}`;
+const PROTOCOL: AnswerShape = { id: 'string', name: 'string', tier: 'number' };
 
 /** Operator management of protocols (accounts); part of HeraldAdmin. */
 export class AdminProtocols {
@@ -61,7 +63,7 @@ export class AdminProtocols {
    * @example const { id, apiKey } = await admin.protocols.create({ name: 'Acme', tier: 1 });
    */
   create(params: CreateProtocolParams, options?: RequestOptions): Promise<CreatedProtocol> {
-    return this.core.request({ method: 'POST', path: '/v1/admin/protocols', body: params }, options);
+    return this.core.request({ method: 'POST', path: '/v1/admin/protocols', body: params, answer: { id: 'string', apiKey: 'string', sandboxApiKey: 'string' } }, options);
   }
 
   /**
@@ -69,7 +71,7 @@ export class AdminProtocols {
    * @example const { data, total } = await admin.protocols.list({ limit: 50 });
    */
   list(params: ListProtocolsParams = {}, options?: RequestOptions): Promise<ProtocolList> {
-    return this.core.request({ method: 'GET', path: '/v1/admin/protocols', query: { page: params.page, limit: params.limit } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/admin/protocols', query: { page: params.page, limit: params.limit }, answer: { data: 'objects', total: 'number' } }, options);
   }
 
   /**
@@ -85,7 +87,7 @@ export class AdminProtocols {
    * @example const protocol = await admin.protocols.get('proto_01J…');
    */
   get(id: string, options?: RequestOptions): Promise<AdminProtocol> {
-    return this.core.request({ method: 'GET', path: protocolPath(id) }, options);
+    return this.core.request({ method: 'GET', path: protocolPath(id), answer: PROTOCOL }, options);
   }
 
   /**
@@ -93,6 +95,6 @@ export class AdminProtocols {
    * @example await admin.protocols.update('proto_01J…', { tier: 2, overageEnabled: true });
    */
   update(id: string, params: UpdateProtocolParams, options?: RequestOptions): Promise<AdminProtocol> {
-    return this.core.request({ method: 'PATCH', path: protocolPath(id), body: params }, options);
+    return this.core.request({ method: 'PATCH', path: protocolPath(id), body: params, answer: PROTOCOL }, options);
   }
 }

@@ -29,7 +29,7 @@ export class AdminSandbox {
    */
   messages(params: ListAdminCapturedMessagesParams = {}, options?: RequestOptions): Promise<AdminCapturedMessageList> {
     const { page, limit, protocolId, wallet, channel } = params;
-    return this.core.request({ method: 'GET', path: '/v1/admin/sandbox/messages', query: { page, limit, protocolId, wallet, channel } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/admin/sandbox/messages', query: { page, limit, protocolId, wallet, channel }, answer: { data: 'objects', total: 'number' } }, options);
   }
 
   /**

@@ -49,7 +49,7 @@ export class Broadcasts {
    * @example const { broadcast_id, queued_count } = await herald.broadcasts.send({ subject: 'Upgrade', body: 'Tonight.', category: 'governance' }, { idempotencyKey: 'upgrade-2026-06' });
    */
   async send(params: BroadcastParams, options?: CreateOptions): Promise<BroadcastAccepted> {
-    const { call, options: requestOptions } = createCall('/v1/broadcast', params, options);
+    const { call, options: requestOptions } = createCall('/v1/broadcast', params, { broadcast_id: 'string', queued_count: 'number', total_subscribers: 'number' }, options);
     return this.core.request(call, requestOptions);
   }
 
@@ -58,6 +58,6 @@ export class Broadcasts {
    * @example const { counts } = await herald.broadcasts.get('bcast_01J…');
    */
   get(id: string, options?: RequestOptions): Promise<Broadcast> {
-    return this.core.request({ method: 'GET', path: `/v1/broadcasts/${encodeURIComponent(id)}` }, options);
+    return this.core.request({ method: 'GET', path: `/v1/broadcasts/${encodeURIComponent(id)}`, answer: { broadcast_id: 'string', counts: 'object' } }, options);
   }
 }

@@ -29,6 +29,6 @@ export class HealthResource {
    * @example const { status, channels } = await herald.health.check();
    */
   check(options?: RequestOptions): Promise<Health> {
-    return this.core.request({ method: 'GET', path: '/health', anonymous: true }, options);
+    return this.core.request({ method: 'GET', path: '/health', anonymous: true, answer: { status: 'string', channels: 'object' } }, options);
   }
 }

@@ -69,7 +69,7 @@ export class Identities {
    * @example const { message, nonce } = await herald.identities.challenge({ wallet });
    */
   challenge(params: { wallet: string; purpose?: ChallengePurpose }, options?: RequestOptions): Promise<Challenge> {
-    return this.core.request({ method: 'POST', path: '/v1/identities/challenge', body: params, anonymous: true }, options);
+    return this.core.request({ method: 'POST', path: '/v1/identities/challenge', body: params, anonymous: true, answer: { message: 'string', nonce: 'string' } }, options);
   }
 
   /**
@@ -77,7 +77,7 @@ export class Identities {
    * @example const { channels, telegramLink } = await herald.identities.register({ wallet, nonce, signature, email: 'me@example.com' });
    */
   register(params: RegisterIdentityParams, options?: RequestOptions): Promise<RegisteredIdentity> {
-    return this.core.request({ method: 'POST', path: '/v1/identities', body: params, anonymous: true }, options);
+    return this.core.request({ method: 'POST', path: '/v1/identities', body: params, anonymous: true, answer: { wallet: 'string', channels: 'object' } }, options);
   }
 
   /**
@@ -86,7 +86,7 @@ export class Identities {
    * @example await herald.identities.verify({ wallet, channel: 'email', code: '123456' });
    */
   verify(params: VerifyContactParams, options?: RequestOptions): Promise<VerifiedContact> {
-    return this.core.request({ method: 'POST', path: '/v1/identities/verify', body: params, anonymous: true, retrySafe: true }, options);
+    return this.core.request({ method: 'POST', path: '/v1/identities/verify', body: params, anonymous: true, retrySafe: true, answer: { wallet: 'string', verified: 'boolean' } }, options);
   }
 
   /**
@@ -96,6 +96,6 @@ export class Identities {
    */
   delete(wallet: string, params: DeleteIdentityParams, options?: RequestOptions): Promise<{ deleted: true }> {
     const path = `/v1/identities/${encodeURIComponent(wallet)}`;
-    return this.core.request({ method: 'DELETE', path, body: params, anonymous: true, repeatsWork: true }, options);
+    return this.core.request({ method: 'DELETE', path, body: params, anonymous: true, repeatsWork: true, answer: { deleted: 'boolean' } }, options);
   }
 }

@@ -42,7 +42,7 @@ function fakeTime() {
 const unavailable: [number, unknown] = [503, { statusCode: 503, error: 'Service Unavailable', message: 'down', code: 'SERVICE_UNAVAILABLE' }];
 const submission = { notificationId: '01J0000000000000000000000A', status: 'queued', recipientRegistered: true, estimatedDeliveryMs: 900, deliveryChannel: 'email', environment: 'production' };
 const message = { wallet: '7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV', subject: 'Hi', body: 'Hello', category: 'system' as const };
-const record = (status: NotificationStatus) => ({ notification_id: 'n1', status }) as Notification;
+const record = (status: NotificationStatus) => ({ notification_id: 'n1', status, attempts: [] }) as unknown as Notification;
 
 function notifications(fetch: FetchLike, extra: object = {}) {
   return new Notifications(new RequestCore({ baseUrl: 'http://gateway.test', token: 'hrld_test_key', fetch, ...fakeTime().options, ...extra }));
@@ -109,7 +109,7 @@ describe('notifications.sendBulk', () => {
 
 describe('notifications.list and get', () => {
   it('sends the filters as the query and encodes the id', async () => {
-    const { seen, fetch } = scripted([200, { data: [], total: 0, page: 2 }]);
+    const { seen, fetch } = scripted([200, { data: [], total: 0, page: 2 }], [200, record('queued')]);
     const client = notifications(fetch);
     await client.list({ page: 2, limit: 5, status: 'failed', wallet: message.wallet });
     assert.equal(seen[0].url, `http://gateway.test/v1/notifications?page=2&limit=5&status=failed&wallet=${message.wallet}`);

@@ -194,7 +194,7 @@ export class Notifications {
       throw new TypeError('send: params.idempotencyKey and options.idempotencyKey differ; give one');
     }
     const body = key !== undefined ? { ...params, idempotencyKey: key } : params;
-    return this.core.request({ method: 'POST', path: '/v1/notify', body, retrySafe: Boolean(key) }, requestOptions);
+    return this.core.request({ method: 'POST', path: '/v1/notify', body, retrySafe: Boolean(key), answer: { notificationId: 'string', status: 'string' } }, requestOptions);
   }
 
   /**
@@ -204,7 +204,7 @@ export class Notifications {
    */
   sendBulk(notifications: NotificationParams[], options?: RequestOptions): Promise<BulkResult> {
     const retrySafe = notifications.length > 0 && notifications.every((n) => Boolean(n.idempotencyKey));
-    return this.core.request({ method: 'POST', path: '/v1/notify/bulk', body: { notifications }, retrySafe }, options);
+    return this.core.request({ method: 'POST', path: '/v1/notify/bulk', body: { notifications }, retrySafe, answer: { results: 'objects' } }, options);
   }
 
   /**
@@ -217,7 +217,7 @@ export class Notifications {
   }
 
   private read(id: string, options?: RequestOptions, onFailedAttempt?: ApiCall['onFailedAttempt']): Promise<Notification> {
-    return this.core.request({ method: 'GET', path: `/v1/notifications/${encodeURIComponent(id)}`, ...(onFailedAttempt ? { onFailedAttempt } : {}) }, options);
+    return this.core.request({ method: 'GET', path: `/v1/notifications/${encodeURIComponent(id)}`, answer: { notification_id: 'string', status: 'string', attempts: 'objects' }, ...(onFailedAttempt ? { onFailedAttempt } : {}) }, options);
   }
 
   /**
@@ -226,7 +226,7 @@ export class Notifications {
    */
   list(params: ListNotificationsParams = {}, options?: RequestOptions): Promise<NotificationList> {
     const { page, limit, status, wallet } = params;
-    return this.core.request({ method: 'GET', path: '/v1/notifications', query: { page, limit, status, wallet } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/notifications', query: { page, limit, status, wallet }, answer: { data: 'objects', total: 'number' } }, options);
   }
 
   /**
@@ -244,7 +244,7 @@ export class Notifications {
    * @example const { renderedHtml, smsText, sms } = await herald.notifications.preview({ wallet, subject, body, category: 'defi' });
    */
   preview(params: PreviewParams, options?: RequestOptions): Promise<Preview> {
-    return this.core.request({ method: 'POST', path: '/v1/preview', body: params }, options);
+    return this.core.request({ method: 'POST', path: '/v1/preview', body: params, answer: { renderedHtml: 'string', sms: 'object' } }, options);
   }
 
   /**

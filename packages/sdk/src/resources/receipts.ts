@@ -13,6 +13,6 @@ export class Receipts {
    * @example const receipt = await herald.receipts.get(notificationId); const { valid } = await verifyReceipt(receipt);
    */
   get(notificationId: string, options?: RequestOptions): Promise<Receipt> {
-    return this.core.request({ method: 'GET', path: `/v1/notifications/${encodeURIComponent(notificationId)}/receipt` }, options);
+    return this.core.request({ method: 'GET', path: `/v1/notifications/${encodeURIComponent(notificationId)}/receipt`, answer: { notificationId: 'string', merklePath: 'array', proof: 'object', publicSignals: 'array', verificationKey: 'object' } }, options);
   }
 }

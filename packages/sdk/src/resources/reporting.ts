@@ -51,7 +51,7 @@ export class Reporting {
    * @example const { delivery_rate, breakdown } = await herald.reporting.analytics({ period: '7d' });
    */
   analytics(params: { period?: AnalyticsPeriod } = {}, options?: RequestOptions): Promise<Analytics> {
-    return this.core.request({ method: 'GET', path: '/v1/analytics', query: { period: params.period } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/analytics', query: { period: params.period }, answer: { total_sends: 'number', breakdown: 'object' } }, options);
   }
 
   /**
@@ -59,7 +59,7 @@ export class Reporting {
    * @example const { openRate } = await herald.reporting.engagement({ startDate: '2026-01-01', endDate: '2026-01-31' });
    */
   engagement(params: EngagementParams = {}, options?: RequestOptions): Promise<Engagement> {
-    return this.core.request({ method: 'GET', path: '/v1/engagement', query: { startDate: params.startDate, endDate: params.endDate } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/engagement', query: { startDate: params.startDate, endDate: params.endDate }, answer: { openRate: 'number', clickRate: 'number', unsubscribeRate: 'number' } }, options);
   }
 
   /**
@@ -67,6 +67,6 @@ export class Reporting {
    * @example const { broadcastableSubscribers, channelCoverage } = await herald.reporting.audience();
    */
   audience(options?: RequestOptions): Promise<Audience> {
-    return this.core.request({ method: 'GET', path: '/v1/audience' }, options);
+    return this.core.request({ method: 'GET', path: '/v1/audience', answer: { totalRegistered: 'number', channelCoverage: 'object', registrationTrend: 'objects' } }, options);
   }
 }

@@ -44,7 +44,7 @@ export class Sandbox {
    */
   messages(params: ListCapturedMessagesParams = {}, options?: RequestOptions): Promise<CapturedMessageList> {
     const { page, limit, wallet, channel } = params;
-    return this.core.request({ method: 'GET', path: '/v1/sandbox/messages', query: { page, limit, wallet, channel } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/sandbox/messages', query: { page, limit, wallet, channel }, answer: { data: 'objects', total: 'number' } }, options);
   }
 
   /**

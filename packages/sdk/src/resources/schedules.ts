@@ -1,3 +1,4 @@
+import type { AnswerShape } from '../answer-shape.js';
 import { eachItem } from '../paginate.js';
 import { createCall, type CreateOptions, type RequestCore, type RequestOptions } from '../request.js';
 import type { Category, Environment, NotificationParams, Priority, SubmissionStatus } from './notifications.js';
@@ -79,6 +80,7 @@ export interface Schedule extends ScheduleListItem {
 }
 
 const schedulePath = (id: string) => `/v1/schedule/${encodeURIComponent(id)}`;
+const CREATED: AnswerShape = { id: 'string', status: 'string', nextRunAt: 'string' };
 
 /** One-time and recurring sends. */
 export class Schedules {
@@ -90,7 +92,7 @@ export class Schedules {
    * @example await herald.schedules.once({ wallet, subject, body, category: 'governance', scheduledFor: '2027-06-01T09:00:00', timezone: 'America/New_York' });
    */
   async once(params: OneTimeScheduleParams, options?: CreateOptions): Promise<CreatedSchedule> {
-    const { call, options: requestOptions } = createCall('/v1/schedule', params, options);
+    const { call, options: requestOptions } = createCall('/v1/schedule', params, CREATED, options);
     return this.core.request(call, requestOptions);
   }
 
@@ -100,7 +102,7 @@ export class Schedules {
    * @example await herald.schedules.cron({ wallet, subject, body, category: 'defi', cronExpr: '0 9 * * MON-FRI', timezone: 'Europe/Berlin' });
    */
   async cron(params: CronScheduleParams, options?: CreateOptions): Promise<CreatedSchedule> {
-    const { call, options: requestOptions } = createCall('/v1/schedule/cron', params, options);
+    const { call, options: requestOptions } = createCall('/v1/schedule/cron', params, CREATED, options);
     return this.core.request(call, requestOptions);
   }
 
@@ -109,7 +111,7 @@ export class Schedules {
    * @example const { items, total } = await herald.schedules.list({ limit: 50 });
    */
   list(params: { page?: number; limit?: number } = {}, options?: RequestOptions): Promise<ScheduleList> {
-    return this.core.request({ method: 'GET', path: '/v1/schedule', query: { page: params.page, limit: params.limit } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/schedule', query: { page: params.page, limit: params.limit }, answer: { items: 'objects', total: 'number' } }, options);
   }
 
   /**
@@ -125,7 +127,7 @@ export class Schedules {
    * @example const { status, runs } = await herald.schedules.get('sched_01J…');
    */
   get(id: string, options?: RequestOptions): Promise<Schedule> {
-    return this.core.request({ method: 'GET', path: schedulePath(id) }, options);
+    return this.core.request({ method: 'GET', path: schedulePath(id), answer: { id: 'string', status: 'string', runs: 'objects' } }, options);
   }
 
   /**
@@ -134,6 +136,6 @@ export class Schedules {
    * @example const { cancelled } = await herald.schedules.cancel('sched_01J…');
    */
   cancel(id: string, options?: RequestOptions): Promise<{ cancelled: boolean }> {
-    return this.core.request({ method: 'DELETE', path: schedulePath(id) }, options);
+    return this.core.request({ method: 'DELETE', path: schedulePath(id), answer: { cancelled: 'boolean' } }, options);
   }
 }

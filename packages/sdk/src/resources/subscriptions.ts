@@ -1,3 +1,4 @@
+import type { AnswerShape } from '../answer-shape.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 import type { Channel } from './notifications.js';
 
@@ -18,6 +19,7 @@ export interface SubscribeParams {
 }
 
 const subscriptionPath = (wallet: string) => `/v1/subscriptions/${encodeURIComponent(wallet)}`;
+const SUBSCRIPTION: AnswerShape = { walletAddress: 'string', subscribed: 'boolean', channels: 'array' };
 
 /** Which registered wallets follow the protocol, and on which channels. */
 export class Subscriptions {
@@ -29,7 +31,7 @@ export class Subscriptions {
    * @example await herald.subscriptions.subscribe({ walletAddress: wallet, channels: ['email', 'telegram'] });
    */
   subscribe(params: SubscribeParams, options?: RequestOptions): Promise<Subscription> {
-    return this.core.request({ method: 'POST', path: '/v1/subscriptions', body: params }, options);
+    return this.core.request({ method: 'POST', path: '/v1/subscriptions', body: params, answer: SUBSCRIPTION }, options);
   }
 
   /**
@@ -37,7 +39,7 @@ export class Subscriptions {
    * @example const { subscribed, channels } = await herald.subscriptions.get(wallet);
    */
   get(wallet: string, options?: RequestOptions): Promise<Subscription> {
-    return this.core.request({ method: 'GET', path: subscriptionPath(wallet) }, options);
+    return this.core.request({ method: 'GET', path: subscriptionPath(wallet), answer: SUBSCRIPTION }, options);
   }
 
   /**
@@ -45,6 +47,6 @@ export class Subscriptions {
    * @example await herald.subscriptions.unsubscribe(wallet);
    */
   unsubscribe(wallet: string, options?: RequestOptions): Promise<Subscription> {
-    return this.core.request({ method: 'DELETE', path: subscriptionPath(wallet) }, options);
+    return this.core.request({ method: 'DELETE', path: subscriptionPath(wallet), answer: SUBSCRIPTION }, options);
   }
 }

@@ -1,3 +1,4 @@
+import type { AnswerShape } from '../answer-shape.js';
 import { createCall, type CreateOptions, type RequestCore, type RequestOptions } from '../request.js';
 import type { Category } from './notifications.js';
 
@@ -67,6 +68,7 @@ export interface TemplateVersion {
 
 const templatePath = (id: string) => `/v1/templates/email/${encodeURIComponent(id)}`;
 const versionPath = (id: string, version: number) => `${templatePath(id)}/versions/${encodeURIComponent(String(version))}`;
+const TEMPLATE: AnswerShape = { id: 'string', version: 'number', versions: 'objects' };
 
 /**
  * Email templates, versioned; Growth tier and above (others get 403 `TIER_REQUIRED`). Live sends
@@ -81,7 +83,7 @@ export class Templates {
    * @example const { templateId } = await herald.templates.create({ name: 'Alert', category: 'defi', subjectTemplate: 'Health {{h}}', htmlSource: '<p>{{h}}</p>', textSource: '{{h}}' }, { idempotencyKey: 'alert-template-v1' });
    */
   async create(params: CreateTemplateParams, options?: CreateOptions): Promise<{ templateId: string }> {
-    const { call, options: requestOptions } = createCall('/v1/templates/email', params, options);
+    const { call, options: requestOptions } = createCall('/v1/templates/email', params, { templateId: 'string' }, options);
     return this.core.request(call, requestOptions);
   }
 
@@ -90,7 +92,7 @@ export class Templates {
    * @example const { data } = await herald.templates.list();
    */
   list(options?: RequestOptions): Promise<TemplateList> {
-    return this.core.request({ method: 'GET', path: '/v1/templates/email' }, options);
+    return this.core.request({ method: 'GET', path: '/v1/templates/email', answer: { data: 'objects' } }, options);
   }
 
   /**
@@ -98,7 +100,7 @@ export class Templates {
    * @example const { version, htmlSource } = await herald.templates.get('tmpl_01J…');
    */
   get(id: string, options?: RequestOptions): Promise<Template> {
-    return this.core.request({ method: 'GET', path: templatePath(id) }, options);
+    return this.core.request({ method: 'GET', path: templatePath(id), answer: TEMPLATE }, options);
   }
 
   /**
@@ -107,7 +109,7 @@ export class Templates {
    * @example const { version } = await herald.templates.update('tmpl_01J…', { subjectTemplate: 'New: {{h}}' }, { idempotencyKey: 'alert-v2' });
    */
   async update(id: string, params: UpdateTemplateParams, options?: CreateOptions): Promise<Template> {
-    const { call, options: requestOptions } = createCall(templatePath(id), params, options, 'PUT');
+    const { call, options: requestOptions } = createCall(templatePath(id), params, TEMPLATE, options, 'PUT');
     return this.core.request(call, requestOptions);
   }
 
@@ -124,7 +126,7 @@ export class Templates {
    * @example const v1 = await herald.templates.getVersion('tmpl_01J…', 1);
    */
   getVersion(id: string, version: number, options?: RequestOptions): Promise<TemplateVersion> {
-    return this.core.request({ method: 'GET', path: versionPath(id, version) }, options);
+    return this.core.request({ method: 'GET', path: versionPath(id, version), answer: { id: 'string', version: 'number' } }, options);
   }
 
   /**
@@ -132,7 +134,7 @@ export class Templates {
    * @example const { version } = await herald.templates.restoreVersion('tmpl_01J…', 1);
    */
   async restoreVersion(id: string, version: number, options?: CreateOptions): Promise<Template> {
-    const { call, options: requestOptions } = createCall(`${versionPath(id, version)}/restore`, undefined, options);
+    const { call, options: requestOptions } = createCall(`${versionPath(id, version)}/restore`, undefined, TEMPLATE, options);
     return this.core.request(call, requestOptions);
   }
 }

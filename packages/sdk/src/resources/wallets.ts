@@ -17,6 +17,6 @@ export class Wallets {
    * @example const { registered, channels } = await herald.wallets.status('7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV');
    */
   status(wallet: string, options?: RequestOptions): Promise<WalletStatus> {
-    return this.core.request({ method: 'GET', path: `/v1/wallets/${encodeURIComponent(wallet)}/status` }, options);
+    return this.core.request({ method: 'GET', path: `/v1/wallets/${encodeURIComponent(wallet)}/status`, answer: { registered: 'boolean', channels: 'array' } }, options);
   }
 }

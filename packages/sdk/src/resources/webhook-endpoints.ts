@@ -1,3 +1,4 @@
+import type { AnswerShape } from '../answer-shape.js';
 import { eachDataItem } from '../paginate.js';
 import { createCall, type CreateOptions, type RequestCore, type RequestOptions } from '../request.js';
 
@@ -96,6 +97,7 @@ export interface WebhookDeliveryList {
 }
 
 const webhookPath = (id: string) => `/v1/webhooks/${encodeURIComponent(id)}`;
+const WEBHOOK = { id: 'string', url: 'string', events: 'array' } as const;
 
 /**
  * Webhook endpoints: where Herald posts signed delivery, receipt and quota events. Endpoints receive
@@ -112,7 +114,7 @@ export class Webhooks {
    * @example const { id, secret } = await herald.webhooks.create({ url: 'https://example.com/hooks', events: ['notification.delivered'] }, { idempotencyKey: 'hooks-prod' });
    */
   async create(params: CreateWebhookParams, options?: CreateOptions): Promise<CreatedWebhook> {
-    const { call, options: requestOptions } = createCall('/v1/webhooks', params, options);
+    const { call, options: requestOptions } = createCall('/v1/webhooks', params, { ...WEBHOOK, secret: 'string' }, options);
     return this.core.request(call, requestOptions);
   }
 
@@ -121,7 +123,7 @@ export class Webhooks {
    * @example const hooks = await herald.webhooks.list();
    */
   list(options?: RequestOptions): Promise<Webhook[]> {
-    return this.core.request({ method: 'GET', path: '/v1/webhooks' }, options);
+    return this.core.request({ method: 'GET', path: '/v1/webhooks', answer: 'objects' }, options);
   }
 
   /**
@@ -129,7 +131,7 @@ export class Webhooks {
    * @example const { isActive, disabledReason } = await herald.webhooks.get(id);
    */
   get(id: string, options?: RequestOptions): Promise<WebhookDetail> {
-    return this.core.request({ method: 'GET', path: webhookPath(id) }, options);
+    return this.core.request({ method: 'GET', path: webhookPath(id), answer: WEBHOOK }, options);
   }
 
   /**
@@ -140,7 +142,7 @@ export class Webhooks {
    * @example const { secret } = await herald.webhooks.rotateSecret(id, { previousSecretExpiresInSeconds: 3600 }, { idempotencyKey: 'rotate-2026-06' });
    */
   async rotateSecret(id: string, params: RotateSecretParams = {}, options?: CreateOptions): Promise<RotatedWebhook> {
-    const { call, options: requestOptions } = createCall(`${webhookPath(id)}/rotate-secret`, params, options);
+    const { call, options: requestOptions } = createCall(`${webhookPath(id)}/rotate-secret`, params, { ...WEBHOOK, secret: 'string' }, options);
     return this.core.request(call, requestOptions);
   }
 
@@ -149,7 +151,7 @@ export class Webhooks {
    * @example await herald.webhooks.update(id, { isActive: false });
    */
   update(id: string, params: UpdateWebhookParams, options?: RequestOptions): Promise<Webhook> {
-    return this.core.request({ method: 'PATCH', path: webhookPath(id), body: params }, options);
+    return this.core.request({ method: 'PATCH', path: webhookPath(id), body: params, answer: WEBHOOK }, options);
   }
 
   /**
@@ -165,7 +167,7 @@ export class Webhooks {
    * @example const { sent } = await herald.webhooks.test(id);
    */
   test(id: string, options?: RequestOptions): Promise<{ sent: boolean }> {
-    return this.core.request({ method: 'POST', path: `${webhookPath(id)}/test` }, options);
+    return this.core.request({ method: 'POST', path: `${webhookPath(id)}/test`, answer: { sent: 'boolean' } }, options);
   }
 
   /**
@@ -173,7 +175,7 @@ export class Webhooks {
    * @example const { data } = await herald.webhooks.deliveries(id, { limit: 10 });
    */
   deliveries(id: string, params: { page?: number; limit?: number } = {}, options?: RequestOptions): Promise<WebhookDeliveryList> {
-    return this.core.request({ method: 'GET', path: `${webhookPath(id)}/deliveries`, query: { page: params.page, limit: params.limit } }, options);
+    return this.core.request({ method: 'GET', path: `${webhookPath(id)}/deliveries`, query: { page: params.page, limit: params.limit }, answer: { data: 'objects', total: 'number' } }, options);
   }
 
   /**
@@ -190,6 +192,6 @@ export class Webhooks {
    * @example const delivery = await herald.webhooks.retryDelivery(id, deliveryId);
    */
   retryDelivery(id: string, deliveryId: string, options?: RequestOptions): Promise<WebhookDelivery> {
-    return this.core.request({ method: 'POST', path: `${webhookPath(id)}/deliveries/${encodeURIComponent(deliveryId)}/retry` }, options);
+    return this.core.request({ method: 'POST', path: `${webhookPath(id)}/deliveries/${encodeURIComponent(deliveryId)}/retry`, answer: { id: 'string', attempts: 'objects' } }, options);
   }
 }
