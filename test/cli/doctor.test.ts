@@ -124,6 +124,29 @@ describe('herald doctor', () => {
     assert.match(report.errors[0], /^quota: monthly quota used up/);
   });
 
+  it('fails the health check with exit 5 when /health is still rate-limited after its waits', async () => {
+    let requests = 0;
+    const limited = createServer((_req, res) => {
+      requests++;
+      const body = { statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMIT_EXCEEDED', message: 'Rate limit exceeded' };
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' }).end(JSON.stringify(body));
+    });
+    await new Promise<void>((resolve) => limited.listen(0, '127.0.0.1', resolve));
+    try {
+      const res = await doctor(['--json'], { HERALD_BASE_URL: `http://127.0.0.1:${(limited.address() as AddressInfo).port}` });
+      assert.equal(res.code, 5, res.stderr);
+      const report = res.json();
+      assertReportShape(report);
+      // The key is checked too (refused alike); the first failed check, health, decides the exit code.
+      assert.deepEqual(report.checks.map((c: any) => [c.name, c.ok]), [['gateway', true], ['health', false], ['apiKey', false]]);
+      assert.match(report.errors[0], /^health: RATE_LIMIT_EXCEEDED/);
+      assert.equal(requests, 6, 'each call, and once more after each of its two waits');
+      assert.equal(res.errorJson().error.exitCode, 5);
+    } finally {
+      await new Promise((resolve) => limited.close(resolve));
+    }
+  });
+
   it('fails the gateway check against a closed port: exit 6', async () => {
     const port = await closedPort();
     const res = await doctor(['--json'], { HERALD_BASE_URL: `http://127.0.0.1:${port}` });

@@ -48,7 +48,8 @@ async function checkGateway(list: Checklist, herald: Herald, now: () => number):
       return undefined;
     }
     list.pass('gateway', `answered HTTP ${error.statusCode}`);
-    list.fail('health', `${error.code}: ${error.message}`, EXIT.error);
+    // Unhealthy is 1 whatever the status (a 404 means no gateway at that path, not an unknown id); still rate-limited is 5.
+    list.fail('health', `${error.code}: ${error.message}`, error.statusCode === 429 ? EXIT.rateLimited : EXIT.error);
     return undefined;
   }
 }
