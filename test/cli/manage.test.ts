@@ -97,7 +97,11 @@ describe('herald subscription, wallet, webhook and schedule commands', () => {
     assert.notEqual(rotated.secret, created.secret);
     const detail = await ok(['webhook', 'get', created.id]);
     assert.equal(detail.previousSecretExpiresAt, rotated.previousSecretExpiresAt);
-    assert.match((await herald(['webhook', 'get', created.id])).stdout, /old secret valid until\s+\d{4}-/);
+    const shown = (await herald(['webhook', 'get', created.id])).stdout;
+    assert.match(shown, /old secret valid until\s+\d{4}-/);
+    // One block: every value starts in the same column.
+    const columns = shown.trimEnd().split('\n').map((line) => /^\S+(?: \S+)*\s{2,}/.exec(line)?.[0].length);
+    assert.deepEqual(new Set(columns), new Set([columns[0]]), shown);
     const seen = receiver.requests.length;
     assert.deepEqual(await ok(['webhook', 'test', created.id]), { sent: true });
     const signedTwice = receiver.requests[seen];

@@ -12,13 +12,9 @@ import type { ContextOf } from './admin.js';
 export const EVENT_TYPES: EventType[] = ['notification.delivered', 'notification.bounced', 'notification.failed', 'receipt.confirmed', 'quota.exceeded'];
 const parseEvents = listOf(EVENT_TYPES);
 
-function showWebhook(out: Output, hook: Webhook): void {
-  out.fields([
-    ['id', hook.id],
-    ['url', hook.url],
-    ['events', hook.events.join(', ')],
-    ['active', hook.isActive ? 'yes' : out.style.red('no')],
-  ]);
+/** An endpoint's fields, `more` below them, aligned as one block. */
+function showWebhook(out: Output, hook: Webhook, more: [string, string][] = []): void {
+  out.fields([['id', hook.id], ['url', hook.url], ['events', hook.events.join(', ')], ['active', hook.isActive ? 'yes' : out.style.red('no')], ...more]);
 }
 
 /** `herald webhook list | get | create | update | rotate-secret | delete | test | deliveries | retry`. */
@@ -48,15 +44,14 @@ export function registerWebhook(program: Command, contextOf: ContextOf): void {
       const context = contextOf(command);
       const hook = await context.herald().webhooks.get(id);
       const { out } = context;
-      out.result(hook, () => {
-        showWebhook(out, hook);
-        out.fields([
+      out.result(hook, () =>
+        showWebhook(out, hook, [
           ['created', hook.createdAt],
           ['updated', hook.updatedAt],
           ...(hook.disabledReason ? [['disabled', hook.disabledReason] as [string, string]] : []),
           ...(hook.previousSecretExpiresAt ? [['old secret valid until', hook.previousSecretExpiresAt] as [string, string]] : []),
-        ]);
-      });
+        ]),
+      );
     });
 
   webhook
