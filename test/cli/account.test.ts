@@ -165,6 +165,7 @@ describe('herald protocol info, usage, requests and exit codes', () => {
       const res = await herald(asked);
       assert.equal(res.code, 0);
       assert.deepEqual(res.json(), { version: expected }, asked.join(' '));
+      assert.equal(res.stdout, `${JSON.stringify({ version: expected }, null, 2)}\n`, 'pretty-printed, as every --json document');
     }
   });
 

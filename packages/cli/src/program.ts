@@ -36,7 +36,7 @@ export function buildProgram(io: Io, json: boolean): { program: Command; helpSho
   // With --json, stdout carries one JSON document, the version's and the help's too: commander
   // writes the help in parts (its text, then the text added after it), kept here until the
   // command line ends and written as one `{help}` document (run.ts).
-  const versionLine = json ? JSON.stringify({ version: io.version }) : io.version;
+  const versionLine = json ? JSON.stringify({ version: io.version }, null, 2) : io.version;
   let help: string | undefined;
   const program = new Command('herald')
     .description('Herald notification gateway for Solana wallets: the command-line tool')
