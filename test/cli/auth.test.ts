@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
@@ -129,6 +129,28 @@ describe('herald auth login, whoami, logout', () => {
     assert.ok(res.stderr.includes(configFile), res.stderr);
     assert.equal((await herald(['auth', 'logout'])).code, 0, 'logout still clears it');
     assert.equal(existsSync(configFile), false);
+  });
+
+  it('names a config path the system refuses: CONFIG_INVALID, naming the path and why', async () => {
+    // config.json is a directory.
+    mkdirSync(configFile, { recursive: true });
+    for (const command of [['usage'], ['auth', 'logout']]) {
+      const res = await herald(['--json', ...command]);
+      assert.equal(res.code, 1, `${command.join(' ')}: ${res.stderr}`);
+      const { error } = res.errorJson();
+      assert.equal(error.code, 'CONFIG_INVALID');
+      assert.ok(error.message.startsWith(`${configFile} cannot be ${command[0] === 'usage' ? 'read' : 'deleted'}: it is a directory`), error.message);
+    }
+    rmSync(configFile, { recursive: true });
+    // The config directory is under a file.
+    const file = path.join(scratch.home, 'not-a-directory');
+    writeFileSync(file, '');
+    const under = await herald(['--json', 'usage'], { XDG_CONFIG_HOME: file });
+    assert.equal(under.code, 1, under.stderr);
+    assert.equal(under.errorJson().error.code, 'CONFIG_INVALID');
+    assert.match(under.errorJson().error.message, new RegExp(`^${file}/herald/config\\.json cannot be read: a part of its path is a file, not a directory \\(ENOTDIR\\)`));
+    const human = await herald(['usage'], { XDG_CONFIG_HOME: file });
+    assert.match(human.stderr, /Error: .*cannot be read: .*\(CONFIG_INVALID\)/);
   });
 
   it('refuses a config file whose values are not what login writes: CONFIG_INVALID, naming the value', async () => {

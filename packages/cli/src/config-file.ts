@@ -15,13 +15,29 @@ export function configPath(env: NodeJS.ProcessEnv): string {
   return path.join(base, 'herald', 'config.json');
 }
 
+const REASONS: Record<string, string> = {
+  EISDIR: 'it is a directory',
+  ERR_FS_EISDIR: 'it is a directory',
+  ENOTDIR: 'a part of its path is a file, not a directory',
+  EEXIST: 'a part of its path is a file, not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+};
+
+/** A config path the system refuses (a directory named config.json, a file where a directory goes, no permission). */
+function unusable(file: string, action: 'read' | 'written' | 'deleted', error: unknown): CliError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why = code ? `${REASONS[code] ?? 'the system refused'} (${code})` : (error as Error).message;
+  return new CliError(EXIT.error, 'CONFIG_INVALID', `${file} cannot be ${action}: ${why}; fix the path (HOME, XDG_CONFIG_HOME) or what is there`);
+}
+
 export function readConfig(file: string): StoredConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw error;
+    throw unusable(file, 'read', error);
   }
   const invalid = (why: string) => new CliError(EXIT.error, 'CONFIG_INVALID', `${file} ${why}: fix or delete it (herald auth logout)`);
   let parsed: unknown;
@@ -54,11 +70,16 @@ function isHttpUrl(text: string): boolean {
  * 0600 before any byte is written, and renamed over the old one so a crash leaves either version.
  */
 export function writeConfig(file: string, config: StoredConfig): void {
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, file);
+  try {
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(temporary, 0o600);
+    renameSync(temporary, file);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw unusable(file, 'written', error);
+  }
 }
 
 /** Deletes the file; true when there was one. */
@@ -68,6 +89,6 @@ export function removeConfig(file: string): boolean {
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
+    throw unusable(file, 'deleted', error);
   }
 }
