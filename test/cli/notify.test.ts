@@ -75,7 +75,8 @@ describe('herald notify', () => {
     const human = await withWorker(() => herald(['notify', 'send', ...message(), '--wait']));
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stdout, /Delivered notification \w+ by email/);
-    assert.match(human.stderr, /waiting up to 60 s for delivery/);
+    assert.match(human.stderr, /^Queued \w+ \(queued\) with idempotency key cli_\S+ \(generated\); waiting up to 60 s for delivery/m);
+    assert.doesNotMatch(human.stderr, /\([^()]*\(/, 'no parentheses within parentheses');
   });
 
   it('send --wait exits 1 when delivery fails, printing the final record', async () => {

@@ -85,7 +85,7 @@ async function waitAndReport(context: Context, herald: Herald, submission: Submi
   const { out } = context;
   // Opted out or failed is already the outcome: nothing was queued to wait for.
   if (submission.status === 'queued' || submission.status === 'duplicate') {
-    out.note(out.style.dim(`Queued ${id} (${submission.status}, idempotency key ${keyLabel(sentWith)}); waiting up to ${timeoutMs / 1000} s for delivery…`));
+    out.note(out.style.dim(`Queued ${id} (${submission.status}) with idempotency key ${keyLabel(sentWith)}; waiting up to ${timeoutMs / 1000} s for delivery…`));
   }
   noteOwnRetry(context, submission, sentWith);
   const retry = { idempotencyKey: sentWith.key, note: RESEND_NOTE };
