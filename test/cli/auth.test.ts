@@ -97,9 +97,17 @@ describe('herald auth login, whoami, logout', () => {
   });
 
   it('refuses a bad key (exit 4) and writes nothing', async () => {
-    const login = await herald(['auth', 'login', '--api-key', 'hrld_live_0123456789012345678901234567890123456789']);
+    const bad = 'hrld_live_0123456789012345678901234567890123456789';
+    const login = await herald(['auth', 'login', '--api-key', bad]);
     assert.equal(login.code, 4);
     assert.equal(existsSync(configFile), false);
+    // The hint is about the key given, not about running login.
+    const piped = await herald(['auth', 'login', '--with-token'], {}, `${bad}\n`);
+    assert.equal(piped.code, 4);
+    assert.match(piped.stderr, /The gateway refused this key: check that it is whole/);
+    assert.doesNotMatch(piped.stderr, /herald auth login|HERALD_API_KEY/);
+    const whoami = await herald(['auth', 'whoami', '--api-key', bad]);
+    assert.match(whoami.stderr, /Check --api-key or HERALD_API_KEY, or run `herald auth login`/);
   });
 
   it('exits 2 with no key to save and no terminal to ask on', async () => {

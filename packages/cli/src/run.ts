@@ -1,14 +1,17 @@
 import { HeraldApiError, HeraldNetworkError } from '@herald/sdk';
-import { CommanderError } from 'commander';
+import { CommanderError, type Command } from 'commander';
 import { earlyOutput, type Io } from './context.js';
 import { EXIT, exitCodeFor, usageError } from './exit-codes.js';
 import { interruption } from './interruption.js';
 import { buildProgram } from './program.js';
 
-function hintFor(error: unknown): string | undefined {
+/** The hint under an error, for people; `ran` is the command that failed (`auth login`), when one ran. */
+function hintFor(error: unknown, ran: string | undefined): string | undefined {
   if (error instanceof HeraldNetworkError) return 'Is the gateway running there? Set --base-url or HERALD_BASE_URL.';
   if (!(error instanceof HeraldApiError)) return undefined;
   if (error.code === 'INVALID_ADMIN_TOKEN') return 'Check --admin-token or HERALD_ADMIN_TOKEN.';
+  // Login checks the key it was given: running login again with the same key is no remedy.
+  if (error.statusCode === 401 && ran === 'auth login') return 'The gateway refused this key: check that it is whole, and that it is a key of the gateway at --base-url.';
   if (error.statusCode === 401) return 'Check --api-key or HERALD_API_KEY, or run `herald auth login`.';
   if (error.statusCode === 429) return 'Still rate-limited after retries: slow down, or move the protocol to a higher tier.';
   return undefined;
@@ -35,6 +38,10 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const out = earlyOutput(argv, io);
   interruption.watch(out);
   const { program, helpShown } = buildProgram(io, out.json);
+  let ran: string | undefined;
+  program.hook('preAction', (_program: Command, action: Command) => {
+    ran = `${action.parent?.parent ? `${action.parent.name()} ` : ''}${action.name()}`;
+  });
   try {
     await program.parseAsync(
       nestedHelp(
@@ -57,7 +64,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       }
       return exitCode;
     }
-    out.error(error, hintFor(error));
+    out.error(error, hintFor(error, ran));
     return exitCode;
   }
 }
