@@ -184,7 +184,10 @@ export function smtpOutcome(error: NodemailerError, to: string): SendOutcome {
       // A refusal of the session (a blocklisted address, a rejected HELO) is the gateway's, not the recipient's.
       return { kind: 'failed', error: `SMTP server refused this gateway (${error.command ?? 'session'}), check SMTP_URL and the sending host: ${reply}`, providerResponse: reply };
     }
-    const outcome: SendOutcome = { kind: 'retry', error: `SMTP ${status} to ${error.command ?? 'the message'}: ${reply}`, providerResponse: reply };
+    // nodemailer names a reply to no command of its own (a greeting, a 421 that ends the session) CONN.
+    const error421 = status === 421 ? `SMTP 421, the server is closing the session: ${reply}` : undefined;
+    const stage = !error.command || error.command === 'CONN' ? 'the session' : error.command;
+    const outcome: SendOutcome = { kind: 'retry', error: error421 ?? `SMTP ${status} to ${stage}: ${reply}`, providerResponse: reply };
     // 421 is the server closing the session, about itself; other 4xx here defer this recipient or message.
     if (fullMailbox || (status >= 400 && status < 500 && status !== 421 && error.command && RECIPIENT_COMMANDS.has(error.command))) outcome.softBounce = true;
     return outcome;

@@ -15,6 +15,12 @@ describe('SMTP outcome mapping', () => {
     assert.equal(smtpOutcome(smtpError({ code: 'EENVELOPE', responseCode: 550, response: '550 no such user', command: 'RCPT TO' }), to).kind, 'bounced');
     assert.equal(smtpOutcome(smtpError({ code: 'EMESSAGE', responseCode: 552, response: '552 too big', command: 'DATA' }), to).kind, 'bounced');
     assert.equal(smtpOutcome(smtpError({ code: 'EENVELOPE', responseCode: 421, response: '421 closing', command: 'RCPT TO' }), to).kind, 'retry');
+    for (const command of ['RCPT TO', 'CONN']) {
+      const closing = smtpOutcome(smtpError({ code: 'EENVELOPE', responseCode: 421, response: '421 4.7.0 Try again later', command }), to);
+      assert.equal(closing.kind === 'retry' && closing.error, 'SMTP 421, the server is closing the session: 421 4.7.0 Try again later');
+    }
+    const greeting = smtpOutcome(smtpError({ code: 'EPROTOCOL', responseCode: 450, response: '450 busy', command: 'CONN' }), to);
+    assert.equal(greeting.kind === 'retry' && greeting.error, 'SMTP 450 to the session: 450 busy');
     assert.equal(smtpOutcome(smtpError({ code: 'EENVELOPE', responseCode: 503, response: '503 bad sequence', command: 'RCPT TO' }), to).kind, 'retry');
   });
 
