@@ -77,7 +77,11 @@ export function writeConfig(file: string, config: StoredConfig): void {
     chmodSync(temporary, 0o600);
     renameSync(temporary, file);
   } catch (error) {
-    rmSync(temporary, { force: true });
+    try {
+      rmSync(temporary, { force: true });
+    } catch {
+      // Nothing to clean where nothing could be written (ENOTDIR, EACCES): the first error says why.
+    }
     throw unusable(file, 'written', error);
   }
 }

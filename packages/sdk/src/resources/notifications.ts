@@ -279,8 +279,9 @@ export class Notifications {
         last = await this.read(id, { ...options, signal: readSignal }, onFailedAttempt);
         refused = undefined;
       } catch (error) {
-        // The time ran out on the read under way: it was slow (`refused` unset), or was sitting
-        // out a refusal of the rate limit between its own retries (`refused` is that refusal).
+        // The time ran out on the read under way: `refused` is the rate limit's refusal when that
+        // was the last answer the read got (it was sitting out the refusal between its own
+        // retries, or its retry after it got no answer in time), and unset when it got none.
         if (readDeadline?.aborted && !signal?.aborted) throw timedOut();
         // Still rate-limited after the read's own retries (other calls of the protocol share the
         // limit): the wait sits it out rather than failing while the notification is on its way.
