@@ -152,6 +152,25 @@ describe('identity routes per-IP rate limit', () => {
     const verify = await call(gw.url, undefined, 'POST', '/v1/identities/verify', { wallet, channel: 'email', code: '123456' });
     assert.ok(verify.headers.get('x-ratelimit-limit'));
   });
+
+  it('gives the 429 of a method these paths do not serve the CORS headers, as their 405, and only on paths open to web pages', async () => {
+    const refused = async (method: string, path: string) => {
+      await atNextSecond();
+      const results = await Promise.all(Array.from({ length: 8 }, () => fetch(`${gw.url}${path}`, { method, headers: { origin: 'https://wallet.example' } })));
+      const limited = results.find((res) => res.status === 429);
+      assert.ok(limited, `no 429 among ${results.map((res) => res.status)}`);
+      assert.ok(results.some((res) => res.status === 405), 'under the limit, the path answers 405');
+      return limited;
+    };
+    for (const path of ['/v1/identities/verify', `/v1/identities/${newWallet().address}`]) {
+      const limited = await refused('GET', path);
+      assert.equal(limited.headers.get('access-control-allow-origin'), '*', path);
+      assert.match(limited.headers.get('access-control-expose-headers') ?? '', /Retry-After/, path);
+    }
+    // A route that takes a key is not opened to web pages, limited or not.
+    const keyed = await refused('GET', '/v1/notify');
+    assert.equal(keyed.headers.get('access-control-allow-origin'), null);
+  });
 });
 
 describe('per-IP rate limit behind a proxy (HERALD_TRUST_PROXY)', () => {

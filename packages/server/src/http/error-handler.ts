@@ -68,25 +68,32 @@ export function installErrorHandler(app: FastifyInstance, log: Logger, notFoundH
   // preValidation and preHandler). The answer is given from onRequest, before the body is read: an
   // unknown path answers 404, 405 or 414 whatever its body, however large.
   const ROUTE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+  /** Whether a route serves the path with this method; one matched only by leaving a parameter empty does not (guard.ts). */
+  const serves = (method: (typeof ROUTE_METHODS)[number], path: string) => {
+    const found = app.findRoute({ method, url: path });
+    return Boolean(found) && !hasEmptyParam(found?.params);
+  };
+  const pathOf = (url: string) => url.split('?')[0];
   function unrouted(method: string, url: string): ApiError {
-    const path = url.split('?')[0];
+    const path = pathOf(url);
     // A segment over the router's parameter limit matches nothing, with any method: the router's
     // answer for it (framework-errors.ts) is the same 414.
     if (path.split('/').some((segment) => segment.length > MAX_PARAM_LENGTH)) return new ApiError('URI_TOO_LONG', PARAM_TOO_LONG);
     // A path that exists with other methods: 405 and the methods it has, as RFC 9110 asks.
-    // A route matched only by leaving a parameter empty does not serve the path (guard.ts).
-    const serves = (other: (typeof ROUTE_METHODS)[number]) => {
-      const found = app.findRoute({ method: other, url: path });
-      return Boolean(found) && !hasEmptyParam(found?.params);
-    };
-    const allowed = ROUTE_METHODS.filter((other) => other !== method && serves(other));
+    const allowed = ROUTE_METHODS.filter((other) => other !== method && serves(other, path));
     if (allowed.length === 0) return unknownRoute(method, path);
     // Only the routes open to any web page answer a preflight (cors.ts): their 405 carries the
     // CORS headers too, so the page's script can read it rather than a network error.
     return methodNotAllowed(method, path, allowed, allowed.includes('OPTIONS') ? CORS_HEADERS : {});
   }
   const onRequest: onRequestHookHandler = function (request, reply, done) {
-    notFoundHook.call(this, request, reply, (error) => done(error ?? unrouted(request.method, request.url)));
+    notFoundHook.call(this, request, reply, (error) => {
+      if (!error) return done(unrouted(request.method, request.url));
+      // Refused before the path is judged (the per-IP limit's 429): a path open to any web page
+      // carries the CORS headers all the same, as its 405 would.
+      if (serves('OPTIONS', pathOf(request.url))) reply.headers(CORS_HEADERS);
+      done(error);
+    });
   };
   const notFoundHooks = { onRequest } as Parameters<FastifyInstance['setNotFoundHandler']>[0];
   app.setNotFoundHandler(notFoundHooks, (request) => {
