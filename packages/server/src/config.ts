@@ -4,6 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { receiptConfig, type ReceiptConfig } from './receipts/receipt-config.js';
 
+/** The bot named in registration's Telegram links when TELEGRAM_BOT_USERNAME is not set. */
+export const DEFAULT_TELEGRAM_BOT_USERNAME = 'HeraldNotifyBot';
+
 /** The only reader of process.env: every setting the gateway has, validated once at start-up. */
 export interface Config {
   port: number;
@@ -262,7 +265,7 @@ export function loadConfig(env: Env = process.env): Config {
         maxMs: 3_600_000,
       },
     },
-    telegramBotUsername: matching(env, 'TELEGRAM_BOT_USERNAME', /^[A-Za-z][A-Za-z0-9_]{4,31}$/, 'a Telegram bot username') ?? 'HeraldNotifyBot',
+    telegramBotUsername: matching(env, 'TELEGRAM_BOT_USERNAME', /^[A-Za-z][A-Za-z0-9_]{4,31}$/, 'a Telegram bot username') ?? DEFAULT_TELEGRAM_BOT_USERNAME,
     // Telegram takes 1-256 characters; a short one could be guessed, as for HERALD_ADMIN_TOKEN.
     telegramWebhookSecret: matching(env, 'TELEGRAM_WEBHOOK_SECRET', /^[A-Za-z0-9_-]{16,256}$/, '16-256 characters of A-Z, a-z, 0-9, _ and -'),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),

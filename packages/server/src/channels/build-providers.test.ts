@@ -56,3 +56,24 @@ describe('the EHLO name', () => {
     assert.equal(about(warningsFor({ ...POSTGRES, HERALD_ROLE: 'api', SMTP_URL: 'smtp://mail.internal:587' })), loopback ? 1 : 0);
   });
 });
+
+describe('the Telegram linking warnings', () => {
+  const about = (warnings: { msg: string }[], pattern: RegExp) => warnings.filter((w) => pattern.test(w.msg)).length;
+  const NO_ROUTE = /^TELEGRAM_BOT_TOKEN is set but TELEGRAM_WEBHOOK_SECRET is not: POST \/v1\/telegram\/webhook does not exist/;
+  const DEFAULT_BOT = /^TELEGRAM_BOT_USERNAME is not set: registration links point to the default @HeraldNotifyBot/;
+  const TOKEN = { TELEGRAM_BOT_TOKEN: '123456:ABCdef' };
+
+  it('warns a process that serves registration when its links cannot link a chat, or name a bot that may not be its own', () => {
+    const bare = warningsFor(TOKEN);
+    assert.deepEqual([about(bare, NO_ROUTE), about(bare, DEFAULT_BOT)], [1, 1]);
+    const set = warningsFor({ ...TOKEN, TELEGRAM_WEBHOOK_SECRET: 's'.repeat(16), TELEGRAM_BOT_USERNAME: 'AcmeAlertsBot' });
+    assert.deepEqual([about(set, NO_ROUTE), about(set, DEFAULT_BOT)], [0, 0]);
+  });
+
+  it('stays quiet without a bot token, and in the worker role, which serves no registration', () => {
+    const none = warningsFor({});
+    assert.deepEqual([about(none, NO_ROUTE), about(none, DEFAULT_BOT)], [0, 0]);
+    const worker = warningsFor({ ...POSTGRES, HERALD_ROLE: 'worker', ...TOKEN });
+    assert.deepEqual([about(worker, NO_ROUTE), about(worker, DEFAULT_BOT)], [0, 0]);
+  });
+});

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import { DEFAULT_TELEGRAM_BOT_USERNAME, type Config } from '../config.js';
 import { ehloName, SmtpProvider } from './email.js';
 import type { Channel, ChannelProvider } from './provider.js';
 import { TwilioProvider } from './sms.js';
@@ -41,6 +41,19 @@ export function buildLiveProviders(config: Config, log: Logger): Partial<Record<
     log.warn(
       `SMTP_URL names no ?name= and this machine's host name is not fully qualified, so this process greets SMTP servers as [127.0.0.1]; add ?name=<this host's name> to SMTP_URL`,
     );
+  }
+  // Registration's Telegram links need the bot's updates to reach the gateway, and the bot's name.
+  if (config.telegramBotToken && config.role !== 'worker') {
+    if (!config.telegramWebhookSecret) {
+      log.warn(
+        'TELEGRAM_BOT_TOKEN is set but TELEGRAM_WEBHOOK_SECRET is not: POST /v1/telegram/webhook does not exist, so no /start of a registration link reaches this gateway and no chat gets linked; set it and register the webhook with Telegram',
+      );
+    }
+    if (config.telegramBotUsername === DEFAULT_TELEGRAM_BOT_USERNAME) {
+      log.warn(
+        `TELEGRAM_BOT_USERNAME is not set: registration links point to the default @${DEFAULT_TELEGRAM_BOT_USERNAME}; set it to your bot's username unless that is your bot`,
+      );
+    }
   }
   return live;
 }
