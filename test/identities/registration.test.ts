@@ -336,6 +336,7 @@ describe('identity registration', () => {
       [{ phone: '14155550123' }, /phone/],
       [{ phone: '+04155550123' }, /phone/],
       [{ phone: '+1415' }, /phone/],
+      [{ phone: '+683400' }, /phone/],
       [{ phone: '+1415555012345678' }, /phone/],
       [{ phone: '+1 415 555 0123' }, /phone/],
     ];
@@ -345,6 +346,9 @@ describe('identity registration', () => {
       assertRefused(res, 400, 'VALIDATION_ERROR', message);
     }
     assert.equal((await status(wallet.address)).body.registered, false);
+    // The shortest numbers in use have 7 digits (Niue).
+    const { message: text, nonce } = await challenge(gw, wallet.address);
+    assert.equal((await post({ wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(text)), phone: '+6834001' })).status, 201);
   });
 
   it('updates contacts on re-registration: unchanged stays verified, a replacement serves once verified, null removes', async () => {

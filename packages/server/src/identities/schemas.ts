@@ -5,7 +5,8 @@ const ChannelStateSchema = Type.Union([Type.Literal('verified'), Type.Literal('p
 export const ChannelSchema = Type.Union([Type.Literal('email'), Type.Literal('telegram'), Type.Literal('sms')]);
 
 export const EmailSchema = Type.String({ format: 'email', maxLength: 254, description: 'Email address' });
-export const PhoneSchema = Type.String({ pattern: '^\\+[1-9]\\d{7,14}$', description: 'A phone number in E.164 form, e.g. +14155550123' });
+// 7 to 15 digits: E.164 allows 15 at most, and the shortest numbers in use have 7 (+683 4001, Niue).
+export const PhoneSchema = Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: 'A phone number in E.164 form, e.g. +14155550123' });
 export const TelegramChatIdSchema = Type.String({ pattern: '^-?\\d{1,20}$', description: 'A Telegram chat id, as a string of digits' });
 
 export const Nonce = Type.String({ minLength: 1, maxLength: 128, description: 'The nonce of the challenge that was signed' });
