@@ -102,6 +102,43 @@ describe('embedded data directory (PGlite)', { skip: onPostgres && 'the data-dir
   });
 });
 
+describe('a signal during the first start', { skip: onPostgres && 'embedded starts only' }, () => {
+  after(() => killStrays());
+
+  it('stops the start between two steps, so the new data directory opens on the next start', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'herald-interrupted-'));
+    try {
+      const first = spawnServer({ HERALD_DATA_DIR: dir });
+      // The token line is printed as the new data dir's store is about to be created.
+      await withTimeout(
+        new Promise<void>((resolve) => {
+          const poll = setInterval(() => first.stdout().includes('Herald admin token') && (clearInterval(poll), resolve()), 5);
+        }),
+        60_000,
+        'the token line',
+      );
+      const exit = await withTimeout(first.stop('SIGINT'), 60_000, 'the interrupted start');
+      assert.deepEqual(exit, { code: 0, signal: null }, first.stderr());
+      const messages = first
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line).msg);
+      // Interrupted between steps; or, on a machine fast enough, started and then shut down.
+      if (!messages.includes('herald listening')) assert.ok(messages.includes('start-up interrupted; everything it opened is closed'), messages.join('\n'));
+      assert.ok(!existsSync(path.join(dir, 'herald.lock')), 'the lock is released');
+
+      const next = spawnServer({ HERALD_DATA_DIR: dir });
+      const url = await next.listening();
+      assert.equal((await call(url, undefined, 'GET', '/health')).status, 200);
+      assert.ok(!next.stdout().includes('Herald admin token'), 'the token of the interrupted start is kept');
+      assert.deepEqual(await withTimeout(next.stop('SIGTERM'), 30_000, 'shutdown'), { code: 0, signal: null });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('start-up settings that cannot be used', { skip: onPostgres && 'embedded starts only' }, () => {
   let dir: string;
   before(() => {

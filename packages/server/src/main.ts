@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
-import { startHerald } from './runtime.js';
+import { createLogger, startHerald, StartInterrupted } from './runtime.js';
 
 async function main() {
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (error) {
@@ -14,10 +14,29 @@ async function main() {
     }
     throw error;
   }
-  let herald;
+  const log = createLogger(config);
+  // A signal during start-up stops it between two steps (StartInterrupted), never in one: a new
+  // data dir half-initialised, or a migration cut off, would not open again.
+  const starting = new AbortController();
+  let herald: Awaited<ReturnType<typeof startHerald>> | undefined;
+  let stopping = false;
+  let stopAsked: string | undefined;
+  const onSignal = (signal: string) => {
+    if (herald) return stop(herald, signal);
+    if (stopAsked) return;
+    stopAsked = signal;
+    log.info({ signal }, 'stopping once the current start-up step is done');
+    starting.abort();
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   try {
-    herald = await startHerald(config);
+    herald = await startHerald(config, { logger: log, signal: starting.signal });
   } catch (error) {
+    if (error instanceof StartInterrupted) {
+      log.info('start-up interrupted; everything it opened is closed');
+      process.exit(0);
+    }
     // A data dir or address that cannot be used is reported like any bad setting.
     if (error instanceof DataDirLockedError || error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -25,9 +44,10 @@ async function main() {
     }
     throw error;
   }
-  const log = herald.deps.log;
-  let stopping = false;
-  const stop = (signal: string) => {
+  // A signal that came as the last step finished.
+  if (stopAsked) stop(herald, stopAsked);
+
+  function stop(running: NonNullable<typeof herald>, signal: string) {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down: finishing in-flight work');
@@ -36,7 +56,7 @@ async function main() {
       process.exit(1);
     }, config.shutdownTimeoutMs);
     force.unref();
-    herald.close().then(
+    running.close().then(
       () => {
         log.info('shutdown complete');
         process.exit(0);
@@ -46,9 +66,7 @@ async function main() {
         process.exit(1);
       },
     );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  }
 }
 
 main().catch((error) => {

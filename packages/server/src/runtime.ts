@@ -42,6 +42,19 @@ export interface StartOptions {
   announce?: (line: string) => void;
   /** Routes added to the API (see ExtraRoutes); the benchmarks add a do-nothing /v1 route. */
   routes?: ExtraRoutes;
+  /**
+   * Stops the start between its steps (StartInterrupted): never inside one, so opening a new
+   * embedded store or migrating a database is never cut in the middle.
+   */
+  signal?: AbortSignal;
+}
+
+/** A start stopped by StartOptions.signal: what it had opened is closed again. */
+export class StartInterrupted extends Error {
+  constructor() {
+    super('start-up interrupted');
+    this.name = 'StartInterrupted';
+  }
 }
 
 /** The gateway's logger: JSON lines on stdout, or on `destination` (tests read them there). */
@@ -133,8 +146,9 @@ function asDatabaseUrlError(error: unknown): unknown {
  * does not resolve, at start-up more often a mistyped DATABASE_URL than an outage. Tries every
  * 0.25 s, doubling up to 5 s, with a warning each time.
  */
-async function untilReachable(db: Database, log: Logger): Promise<void> {
+async function untilReachable(db: Database, log: Logger, signal?: AbortSignal): Promise<void> {
   for (let failures = 0; ; failures++) {
+    if (signal?.aborted) throw new StartInterrupted();
     try {
       await db.query('SELECT 1');
       if (failures > 0) log.info({ failures }, 'database reachable; starting');
@@ -143,7 +157,15 @@ async function untilReachable(db: Database, log: Logger): Promise<void> {
       if (!isDatabaseUnavailable(error) || (error as { code?: unknown }).code === 'ENOTFOUND') throw asDatabaseUrlError(error);
       const retryInMs = Math.min(5000, 250 * 2 ** failures);
       log.warn({ err: error, failures: failures + 1, retryInMs }, 'database unreachable at start-up; waiting for it');
-      await new Promise((resolve) => setTimeout(resolve, retryInMs));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, retryInMs);
+        signal?.addEventListener('abort', done, { once: true });
+        function done() {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        }
+      });
     }
   }
 }
@@ -157,7 +179,11 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
   const release = embedded && !inMemory ? lockOwnDataDir(config.dataDir) : () => {};
   let db: Database | undefined;
   let app: FastifyInstance | undefined;
+  const step = () => {
+    if (options.signal?.aborted) throw new StartInterrupted();
+  };
   try {
+    step();
     let encryptionKey = config.encryptionKey;
     let adminToken = config.adminToken;
     // An in-memory token dies with the process: it is shown once the process serves, not before a
@@ -204,14 +230,17 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
     const effective: Config = { ...config, encryptionKey, adminToken };
 
     db = config.databaseUrl ? await openPostgres({ url: config.databaseUrl }) : await openPglite(inMemory ? undefined : path.join(config.dataDir, 'pgdata'));
-    if (config.databaseUrl) await untilReachable(db, log);
+    if (config.databaseUrl) await untilReachable(db, log, options.signal);
+    step();
     const applied = await migrate(db).catch((error: unknown) => {
       throw config.databaseUrl ? asDatabaseUrlError(error) : error;
     });
     if (applied.length) log.info({ applied }, 'database migrated');
+    step();
 
     const secrets = new SecretBox(encryptionKey!);
     await checkEncryptionKey(db, secrets);
+    step();
 
     const counter = config.redisUrl ? new RedisCounter(config.redisUrl, config.redisPrefix, log) : new MemoryCounter();
     if (counter instanceof RedisCounter) await counter.connected();
