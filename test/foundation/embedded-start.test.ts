@@ -163,6 +163,38 @@ describe('start-up settings that cannot be used', { skip: onPostgres && 'embedde
     return server;
   }
 
+  it('names the data dir and the file when a kept secret is damaged or the key is missing, rather than making another', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'herald-secrets-'));
+    try {
+      const first = spawnServer({ HERALD_DATA_DIR: dir });
+      await first.listening();
+      assert.deepEqual(await withTimeout(first.stop('SIGTERM'), 30_000, 'shutdown'), { code: 0, signal: null });
+      const key = readFileSync(path.join(dir, 'encryption.key'), 'utf8');
+      const token = readFileSync(path.join(dir, 'admin-token'), 'utf8');
+
+      writeFileSync(path.join(dir, 'encryption.key'), 'zz\n');
+      let server = await refused({ HERALD_DATA_DIR: dir }, 'HERALD_DATA_DIR');
+      assert.match(server.stderr(), /encryption\.key, which is not a key of 64 hex characters/);
+
+      rmSync(path.join(dir, 'encryption.key'));
+      server = await refused({ HERALD_DATA_DIR: dir }, 'HERALD_DATA_DIR');
+      assert.match(server.stderr(), /holds a database but no encryption\.key/);
+      assert.ok(!existsSync(path.join(dir, 'encryption.key')), 'no new key was made');
+
+      writeFileSync(path.join(dir, 'encryption.key'), key);
+      writeFileSync(path.join(dir, 'admin-token'), 'short\n');
+      server = await refused({ HERALD_DATA_DIR: dir }, 'HERALD_DATA_DIR');
+      assert.match(server.stderr(), /admin-token, which is not an admin token/);
+
+      writeFileSync(path.join(dir, 'admin-token'), token);
+      const restored = spawnServer({ HERALD_DATA_DIR: dir });
+      await restored.listening();
+      assert.deepEqual(await withTimeout(restored.stop('SIGTERM'), 30_000, 'shutdown'), { code: 0, signal: null });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('names HERALD_DATA_DIR when it is a file, not a directory', async () => {
     const file = path.join(dir, 'a-file');
     writeFileSync(file, 'not a directory');

@@ -38,6 +38,7 @@ describe('loadConfig', () => {
     ['short TELEGRAM_WEBHOOK_SECRET', { TELEGRAM_WEBHOOK_SECRET: 'abc123' }, 'TELEGRAM_WEBHOOK_SECRET'],
     ['TELEGRAM_WEBHOOK_SECRET with a dot', { TELEGRAM_WEBHOOK_SECRET: 'secret.of.the.bot.1234' }, 'TELEGRAM_WEBHOOK_SECRET'],
     ['HERALD_ADMIN_TOKEN with a space', { HERALD_ADMIN_TOKEN: 'secret token of mine' }, 'HERALD_ADMIN_TOKEN'],
+    ['HERALD_ADMIN_TOKEN beyond ASCII', { HERALD_ADMIN_TOKEN: 'pässwörd-1234567890' }, 'HERALD_ADMIN_TOKEN'],
     ['HERALD_DOCS_DIR missing', { HERALD_DOCS_DIR: '/nonexistent/herald-docs' }, 'HERALD_DOCS_DIR'],
     ['HERALD_EXAMPLES_DIR a file', { HERALD_EXAMPLES_DIR: fileURLToPath(import.meta.url) }, 'HERALD_EXAMPLES_DIR'],
     ['HERALD_PUBLIC_URL=ftp://x', { HERALD_PUBLIC_URL: 'ftp://x' }, 'HERALD_PUBLIC_URL'],

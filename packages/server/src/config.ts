@@ -4,6 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { receiptConfig, type ReceiptConfig } from './receipts/receipt-config.js';
 
+/** What an admin token may hold, as HERALD_ADMIN_TOKEN or the embedded data dir's admin-token file. */
+export const ADMIN_TOKEN_TEXT = /^[\x21-\x7e]+$/;
+
 /** The bot named in registration's Telegram links when TELEGRAM_BOT_USERNAME is not set. */
 export const DEFAULT_TELEGRAM_BOT_USERNAME = 'HeraldNotifyBot';
 
@@ -228,8 +231,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('HERALD_ADMIN_TOKEN', 'must be at least 16 characters');
   }
-  // It travels as `Authorization: Bearer <token>`, which cannot carry whitespace.
-  if (adminToken !== undefined && /\s/.test(adminToken)) throw new ConfigError('HERALD_ADMIN_TOKEN', 'must not contain whitespace');
+  // It travels as `Authorization: Bearer <token>`: no whitespace, and only ASCII, which every
+  // client sends as the same bytes (others send UTF-8 or Latin-1, and one of them would not match).
+  if (adminToken !== undefined && !ADMIN_TOKEN_TEXT.test(adminToken)) {
+    throw new ConfigError('HERALD_ADMIN_TOKEN', 'must be printable ASCII without whitespace (it travels in an HTTP header)');
+  }
   return {
     port,
     host: env.HOST || '0.0.0.0',

@@ -6,7 +6,7 @@ import pino, { type Logger } from 'pino';
 import { buildApp, buildHealthApp, type ExtraRoutes } from './app.js';
 import { randomToken } from './auth/api-keys.js';
 import { Authenticator, listenForKeyChanges } from './auth/authenticator.js';
-import { ConfigError, type Config } from './config.js';
+import { ADMIN_TOKEN_TEXT, ConfigError, type Config } from './config.js';
 import { checkEncryptionKey } from './crypto/key-check.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { isDatabaseUnavailable, openPglite, openPostgres, type Database } from './db/connection.js';
@@ -68,10 +68,22 @@ export function createLogger(config: Config, destination?: pino.DestinationStrea
   return destination ? pino(options, destination) : pino(options);
 }
 
-/** Reads a secret file of the embedded data dir, or creates it (0600) with `make()`. */
-function embeddedSecret(dir: string, file: string, make: () => string): { value: string; created: boolean } {
+/**
+ * Reads a secret file of the embedded data dir, or creates it (0600) with `make()`. A file that
+ * does not hold what `valid` expects (`what`) stops the start, naming it.
+ */
+function embeddedSecret(
+  dir: string,
+  file: string,
+  make: () => string,
+  check: { valid: (value: string) => boolean; what: string },
+): { value: string; created: boolean } {
   const target = path.join(dir, file);
-  if (existsSync(target)) return { value: readFileSync(target, 'utf8').trim(), created: false };
+  if (existsSync(target)) {
+    const value = readFileSync(target, 'utf8').trim();
+    if (!check.valid(value)) throw new ConfigError('HERALD_DATA_DIR', `holds ${target}, which is not ${check.what}: restore it, or remove it to have a new one made`);
+    return { value, created: false };
+  }
   const value = make();
   writeFileSync(target, value + '\n', { mode: 0o600 });
   return { value, created: true };
@@ -198,9 +210,22 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
         }
       } else {
         mkdirSync(config.dataDir, { recursive: true });
-        encryptionKey ??= Buffer.from(embeddedSecret(config.dataDir, 'encryption.key', () => randomBytes(32).toString('hex')).value, 'hex');
+        // A key made for a database that has one already could not open what it sealed.
+        if (!encryptionKey && existsSync(path.join(config.dataDir, 'pgdata')) && !existsSync(path.join(config.dataDir, 'encryption.key'))) {
+          throw new ConfigError(
+            'HERALD_DATA_DIR',
+            `holds a database but no encryption.key, whose key sealed its contacts: restore ${path.join(config.dataDir, 'encryption.key')}, or give that key as HERALD_ENCRYPTION_KEY`,
+          );
+        }
+        encryptionKey ??= Buffer.from(
+          embeddedSecret(config.dataDir, 'encryption.key', () => randomBytes(32).toString('hex'), { valid: (value) => /^[0-9a-fA-F]{64}$/.test(value), what: 'a key of 64 hex characters' }).value,
+          'hex',
+        );
         if (!adminToken) {
-          const token = embeddedSecret(config.dataDir, 'admin-token', () => `hrld_admin_${randomToken()}`);
+          const token = embeddedSecret(config.dataDir, 'admin-token', () => `hrld_admin_${randomToken()}`, {
+            valid: (value) => value.length >= 16 && ADMIN_TOKEN_TEXT.test(value),
+            what: 'an admin token (at least 16 characters of printable ASCII, no whitespace)',
+          });
           adminToken = token.value;
           if (token.created) {
             announce(`Herald admin token (shown once, kept in ${path.join(config.dataDir, 'admin-token')}): ${token.value}`);
