@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { call, startGateway, type TestGateway } from '../support/gateway.js';
+import pino from 'pino';
+import { call, startGateway, waitFor, type TestGateway } from '../support/gateway.js';
+import { logLines } from '../support/log-lines.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 import { startTelegramApi, type TestTelegramApi } from '../support/telegram-api.js';
 import { startTwilioApi, type TestTwilioApi } from '../support/twilio-api.js';
-import { makeWallet } from '../support/wallets.js';
+import { importIdentity, makeWallet } from '../support/wallets.js';
 
 const WEBHOOK_SECRET = 'wiring-test-secret';
 
@@ -82,5 +84,51 @@ describe('live providers in a running gateway', () => {
     assert.equal(reply.status, 200);
     assert.equal(reply.body.parse_mode, 'HTML');
     assert.match(String(reply.body.text), /^Linked to wallet /);
+  });
+});
+
+describe('delivery attempts in the log', () => {
+  let telegram: TestTelegramApi;
+  let gw: TestGateway;
+  const log = logLines();
+
+  before(async () => {
+    telegram = await startTelegramApi();
+    gw = await startGateway({
+      // A token the Bot API does not know: every Telegram message fails on the gateway's setting.
+      env: { TELEGRAM_BOT_TOKEN: '999999:WRONGTOKEN', TELEGRAM_API_URL: telegram.url, HERALD_WORKER_POLL_MS: '50' },
+      logger: pino({ level: 'debug' }, log.stream),
+    });
+  });
+  after(async () => {
+    await gw?.close();
+    await telegram?.close();
+  });
+
+  it('logs each attempt at debug, and a provider refusing the gateway setting once at warn, naming no contact', async () => {
+    const protocol = await gw.createProtocol({ tier: 3 });
+    const ids: string[] = [];
+    for (const chat of ['70001', '70002', '70003']) {
+      const wallet = makeWallet().address;
+      await importIdentity(gw.url, wallet, { telegramChatId: chat });
+      const sent = await call(gw.url, protocol.apiKey, 'POST', '/v1/notify', { wallet, subject: 's', body: 'b', category: 'defi' });
+      assert.equal(sent.status, 202, JSON.stringify(sent.body));
+      ids.push(sent.body.notificationId);
+    }
+    for (const id of ids) {
+      await waitFor(async () => (await call(gw.url, protocol.apiKey, 'GET', `/v1/notifications/${id}`)).body.status === 'failed' || undefined);
+    }
+    const records = log.records();
+    const attempts = records.filter((line) => line.msg === 'delivery attempt');
+    assert.deepEqual(
+      ids.map((id) => attempts.filter((line) => line.notificationId === id).map((line) => [line.level, line.channel, line.provider, line.outcome])),
+      ids.map(() => [[20, 'telegram', 'telegram', 'failed']]),
+    );
+    assert.match(attempts[0].error, /check TELEGRAM_BOT_TOKEN/);
+    const warnings = records.filter((line) => line.level === 40 && /refuses this gateway's settings/.test(line.msg));
+    assert.equal(warnings.length, 1, 'once a minute per channel, not once a message');
+    assert.equal(warnings[0].msg, "telegram refuses this gateway's settings: telegram messages fail until they are fixed");
+    const all = log.lines.join('\n');
+    for (const secret of ['70001', '70002', '70003', 'WRONGTOKEN']) assert.ok(!all.includes(secret), `${secret} in the log`);
   });
 });

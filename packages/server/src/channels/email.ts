@@ -165,7 +165,7 @@ export function smtpOutcome(error: NodemailerError, to: string): SendOutcome {
   const code = error.code ?? 'ERROR';
   const reply = error.response ? redactContact(error.response, 'email', to) : undefined;
   if (AUTH_CODES.has(code)) {
-    return { kind: 'failed', error: `SMTP authentication failed, check the credentials in SMTP_URL${reply ? `: ${reply}` : ''}`, providerResponse: reply };
+    return { kind: 'failed', error: `SMTP authentication failed, check the credentials in SMTP_URL${reply ? `: ${reply}` : ''}`, providerResponse: reply, setup: true };
   }
   const status = error.responseCode;
   if (status && reply) {
@@ -177,12 +177,13 @@ export function smtpOutcome(error: NodemailerError, to: string): SendOutcome {
           kind: 'failed',
           error: `SMTP server offers no STARTTLS, and the credentials in SMTP_URL are not sent in clear: use smtps://, or add ?requireTLS=false to send them unencrypted: ${reply}`,
           providerResponse: reply,
+          setup: true,
         };
       }
-      if (error.command === 'MAIL FROM') return { kind: 'failed', error: `SMTP server refused the sender (EMAIL_FROM): ${reply}`, providerResponse: reply };
+      if (error.command === 'MAIL FROM') return { kind: 'failed', error: `SMTP server refused the sender (EMAIL_FROM): ${reply}`, providerResponse: reply, setup: true };
       if (error.command && RECIPIENT_COMMANDS.has(error.command)) return { kind: 'bounced', error: `SMTP ${status} to ${error.command}: ${reply}`, providerResponse: reply };
       // A refusal of the session (a blocklisted address, a rejected HELO) is the gateway's, not the recipient's.
-      return { kind: 'failed', error: `SMTP server refused this gateway (${error.command ?? 'session'}), check SMTP_URL and the sending host: ${reply}`, providerResponse: reply };
+      return { kind: 'failed', error: `SMTP server refused this gateway (${error.command ?? 'session'}), check SMTP_URL and the sending host: ${reply}`, providerResponse: reply, setup: true };
     }
     // nodemailer names a reply to no command of its own (a greeting, a 421 that ends the session) CONN.
     const error421 = status === 421 ? `SMTP 421, the server is closing the session: ${reply}` : undefined;

@@ -29,8 +29,12 @@ export type SendOutcome =
    * or DATA: a full mailbox, greylisting); when the retries run out the email has bounced, softly.
    */
   | { kind: 'retry'; error: string; retryAfterMs?: number; providerResponse?: string; softBounce?: true }
-  /** `unreachable`: the destination itself cannot take messages (an invalid or opted-out number), not the setup. */
-  | { kind: 'failed'; error: string; providerResponse?: string; unreachable?: true };
+  /**
+   * `unreachable`: the destination itself cannot take messages (an invalid or opted-out number), not the setup.
+   * `setup`: the provider refused this gateway's settings (credentials, sender, host): every message
+   * of the channel fails until the operator fixes them.
+   */
+  | { kind: 'failed'; error: string; providerResponse?: string; unreachable?: true; setup?: true };
 
 export interface ChannelProvider {
   /** `smtp`, `telegram`, `twilio`, `capture`. */

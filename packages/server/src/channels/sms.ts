@@ -92,7 +92,7 @@ export function twilioOutcome(status: number, answer: TwilioAnswer | undefined, 
     return outcome;
   }
   if (status === 401 || status === 403) {
-    return { kind: 'failed', error: `Twilio refused the credentials (${status} ${detail}), check TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN`, providerResponse };
+    return { kind: 'failed', error: `Twilio refused the credentials (${status} ${detail}), check TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN`, providerResponse, setup: true };
   }
   const outcome: SendOutcome = { kind: 'failed', error: `Twilio ${status}: ${detail}`, providerResponse };
   if (answer?.code !== undefined && UNREACHABLE_NUMBER_CODES.has(answer.code)) outcome.unreachable = true;

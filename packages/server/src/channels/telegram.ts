@@ -98,7 +98,7 @@ export function telegramOutcome(status: number, answer: BotApiAnswer | undefined
     return outcome;
   }
   if (status === 401 || status === 404) {
-    return { kind: 'failed', error: `Telegram refused the bot token (${status} ${description}), check TELEGRAM_BOT_TOKEN`, providerResponse };
+    return { kind: 'failed', error: `Telegram refused the bot token (${status} ${description}), check TELEGRAM_BOT_TOKEN`, providerResponse, setup: true };
   }
   if (status >= 400 && status < 500) {
     const outcome: SendOutcome = { kind: 'failed', error: `Telegram ${status}: ${description}`, providerResponse };

@@ -122,6 +122,8 @@ const COMMIT_AFTER_MS = 50;
 const COMMIT_ROWS = 50;
 /** Waits between tries of a commit the database refused (doubling, up to the last). */
 const COMMIT_RETRY_MS = [200, 400, 800, 1600, 2000];
+/** How often a loop repeats its warning that a provider refuses the gateway's settings. */
+const SETUP_WARNING_EVERY_MS = 60_000;
 
 /**
  * The delivery worker. Each pass locks a batch of due notifications in a transaction. Those whose
@@ -154,6 +156,23 @@ export function createDeliveryWorker(
   let failure: { error: unknown } | undefined;
   /** This loop, as the owner of the work it has waiting in the shared lanes. */
   const owner = {};
+  /** When this loop last warned that a channel's provider refuses the gateway's settings. */
+  const setupWarnedAt = new Map<Channel, number>();
+
+  /**
+   * The attempt in the log: each at debug level; a provider refusing the gateway's own settings
+   * (credentials, sender) at warn, once a minute per channel, since every message of the channel
+   * then fails until the operator fixes them. Errors name no contact (providers redact them).
+   */
+  function logAttempt(n: DueNotification, channel: Channel, provider: string, outcome: SendOutcome, durationMs: number) {
+    const error = 'error' in outcome ? outcome.error : undefined;
+    deps.log.debug({ notificationId: n.id, channel, provider, outcome: outcome.kind, error, durationMs: Math.round(durationMs) }, 'delivery attempt');
+    if (outcome.kind !== 'failed' || !outcome.setup) return;
+    const now = performance.now();
+    if (now - (setupWarnedAt.get(channel) ?? -Infinity) < SETUP_WARNING_EVERY_MS) return;
+    setupWarnedAt.set(channel, now);
+    deps.log.warn({ channel, provider, error }, `${provider} refuses this gateway's settings: ${channel} messages fail until they are fixed`);
+  }
 
   async function send(
     n: Awaited<ReturnType<typeof withTemplates<DueNotification>>>[number],
@@ -199,9 +218,11 @@ export function createDeliveryWorker(
           ? { kind: 'failed', error: `the template could not be rendered: ${error.message}` }
           : { kind: 'retry', error: `could not send: ${error instanceof Error ? error.message : String(error)}` };
     }
+    const durationMs = performance.now() - started;
+    logAttempt(n, channel, provider.name, outcome, durationMs);
     const settlement = settle(n, outcome, {
       provider: provider.name,
-      durationMs: performance.now() - started,
+      durationMs,
       now: deps.now(),
       policy: options.retry,
       // A row whose read failed (a retry) still has its SMS fallback on its last attempt.
