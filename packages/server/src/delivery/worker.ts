@@ -122,8 +122,10 @@ const COMMIT_AFTER_MS = 50;
 const COMMIT_ROWS = 50;
 /** Waits between tries of a commit the database refused (doubling, up to the last). */
 const COMMIT_RETRY_MS = [200, 400, 800, 1600, 2000];
-/** How often a loop repeats its warning that a provider refuses the gateway's settings. */
+/** How often a process repeats its warning that a provider refuses the gateway's settings. */
 const SETUP_WARNING_EVERY_MS = 60_000;
+/** Per gateway (its delivery loops share it): when each channel's setup warning was last given. */
+const setupWarnings = new WeakMap<Deps, Map<Channel, number>>();
 
 /**
  * The delivery worker. Each pass locks a batch of due notifications in a transaction. Those whose
@@ -156,12 +158,13 @@ export function createDeliveryWorker(
   let failure: { error: unknown } | undefined;
   /** This loop, as the owner of the work it has waiting in the shared lanes. */
   const owner = {};
-  /** When this loop last warned that a channel's provider refuses the gateway's settings. */
-  const setupWarnedAt = new Map<Channel, number>();
+  /** When a loop of this process last warned that a channel's provider refuses the gateway's settings. */
+  const setupWarnedAt = setupWarnings.get(deps) ?? new Map<Channel, number>();
+  setupWarnings.set(deps, setupWarnedAt);
 
   /**
    * The attempt in the log: each at debug level; a provider refusing the gateway's own settings
-   * (credentials, sender) at warn, once a minute per channel, since every message of the channel
+   * (credentials, sender) at warn, once a minute per channel in the process, since every message of the channel
    * then fails until the operator fixes them. Errors name no contact (providers redact them).
    */
   function logAttempt(n: DueNotification, channel: Channel, provider: string, outcome: SendOutcome, durationMs: number) {
