@@ -10,6 +10,9 @@ export type MemberKind = 'string' | 'number' | 'boolean' | 'object' | 'array' | 
  */
 export type AnswerShape = 'objects' | Readonly<Record<string, MemberKind>>;
 
+/** A page of a list (`{data, total, page}`): its items and how many there are in all. */
+export const PAGE: AnswerShape = { data: 'objects', total: 'number' };
+
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const KINDS: Record<MemberKind, { holds: (value: unknown) => boolean; name: string }> = {

@@ -1,4 +1,4 @@
-import type { AnswerShape } from '../answer-shape.js';
+import { PAGE, type AnswerShape } from '../answer-shape.js';
 import { eachDataItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 import type { Tier } from './account.js';
@@ -71,7 +71,7 @@ export class AdminProtocols {
    * @example const { data, total } = await admin.protocols.list({ limit: 50 });
    */
   list(params: ListProtocolsParams = {}, options?: RequestOptions): Promise<ProtocolList> {
-    return this.core.request({ method: 'GET', path: '/v1/admin/protocols', query: { page: params.page, limit: params.limit }, answer: { data: 'objects', total: 'number' } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/admin/protocols', query: { page: params.page, limit: params.limit }, answer: PAGE }, options);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { PAGE } from '../answer-shape.js';
 import { eachDataItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 import type { CapturedMessage, ListCapturedMessagesParams } from './sandbox.js';
@@ -29,7 +30,7 @@ export class AdminSandbox {
    */
   messages(params: ListAdminCapturedMessagesParams = {}, options?: RequestOptions): Promise<AdminCapturedMessageList> {
     const { page, limit, protocolId, wallet, channel } = params;
-    return this.core.request({ method: 'GET', path: '/v1/admin/sandbox/messages', query: { page, limit, protocolId, wallet, channel }, answer: { data: 'objects', total: 'number' } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/admin/sandbox/messages', query: { page, limit, protocolId, wallet, channel }, answer: PAGE }, options);
   }
 
   /**

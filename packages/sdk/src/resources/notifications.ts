@@ -1,3 +1,4 @@
+import { PAGE } from '../answer-shape.js';
 import { HeraldApiError, HeraldError, HeraldWaitTimeoutError } from '../errors.js';
 import { eachDataItem } from '../paginate.js';
 import type { ApiCall, RequestCore, RequestOptions } from '../request.js';
@@ -226,7 +227,7 @@ export class Notifications {
    */
   list(params: ListNotificationsParams = {}, options?: RequestOptions): Promise<NotificationList> {
     const { page, limit, status, wallet } = params;
-    return this.core.request({ method: 'GET', path: '/v1/notifications', query: { page, limit, status, wallet }, answer: { data: 'objects', total: 'number' } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/notifications', query: { page, limit, status, wallet }, answer: PAGE }, options);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { PAGE } from '../answer-shape.js';
 import { eachDataItem } from '../paginate.js';
 import type { RequestCore, RequestOptions } from '../request.js';
 import type { Channel, Environment } from './notifications.js';
@@ -44,7 +45,7 @@ export class Sandbox {
    */
   messages(params: ListCapturedMessagesParams = {}, options?: RequestOptions): Promise<CapturedMessageList> {
     const { page, limit, wallet, channel } = params;
-    return this.core.request({ method: 'GET', path: '/v1/sandbox/messages', query: { page, limit, wallet, channel }, answer: { data: 'objects', total: 'number' } }, options);
+    return this.core.request({ method: 'GET', path: '/v1/sandbox/messages', query: { page, limit, wallet, channel }, answer: PAGE }, options);
   }
 
   /**

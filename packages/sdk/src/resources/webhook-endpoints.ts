@@ -1,4 +1,4 @@
-import type { AnswerShape } from '../answer-shape.js';
+import { PAGE, type AnswerShape } from '../answer-shape.js';
 import { eachDataItem } from '../paginate.js';
 import { createCall, type CreateOptions, type RequestCore, type RequestOptions } from '../request.js';
 
@@ -175,7 +175,7 @@ export class Webhooks {
    * @example const { data } = await herald.webhooks.deliveries(id, { limit: 10 });
    */
   deliveries(id: string, params: { page?: number; limit?: number } = {}, options?: RequestOptions): Promise<WebhookDeliveryList> {
-    return this.core.request({ method: 'GET', path: `${webhookPath(id)}/deliveries`, query: { page: params.page, limit: params.limit }, answer: { data: 'objects', total: 'number' } }, options);
+    return this.core.request({ method: 'GET', path: `${webhookPath(id)}/deliveries`, query: { page: params.page, limit: params.limit }, answer: PAGE }, options);
   }
 
   /**
