@@ -20,13 +20,11 @@ async function main() {
   const starting = new AbortController();
   let herald: Awaited<ReturnType<typeof startHerald>> | undefined;
   let stopping = false;
-  let stopAsked: string | undefined;
   const onSignal = (signal: string) => {
     if (herald) return stop(herald, signal);
-    if (stopAsked) return;
-    stopAsked = signal;
+    if (starting.signal.aborted) return;
     log.info({ signal }, 'stopping once the current start-up step is done');
-    starting.abort();
+    starting.abort(signal);
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
@@ -44,8 +42,8 @@ async function main() {
     }
     throw error;
   }
-  // A signal that came as the last step finished.
-  if (stopAsked) stop(herald, stopAsked);
+  // A signal that came as the last step finished: its name is the abort's reason.
+  if (starting.signal.aborted) stop(herald, starting.signal.reason as string);
 
   function stop(running: NonNullable<typeof herald>, signal: string) {
     if (stopping) return;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { buildApp, buildHealthApp, type ExtraRoutes } from './app.js';
@@ -55,6 +56,11 @@ export class StartInterrupted extends Error {
     super('start-up interrupted');
     this.name = 'StartInterrupted';
   }
+}
+
+/** Between two steps of the start: stops it there when its signal has been given. */
+function stopIfInterrupted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new StartInterrupted();
 }
 
 /** The gateway's logger: JSON lines on stdout, or on `destination` (tests read them there). */
@@ -160,7 +166,7 @@ function asDatabaseUrlError(error: unknown): unknown {
  */
 async function untilReachable(db: Database, log: Logger, signal?: AbortSignal): Promise<void> {
   for (let failures = 0; ; failures++) {
-    if (signal?.aborted) throw new StartInterrupted();
+    stopIfInterrupted(signal);
     try {
       await db.query('SELECT 1');
       if (failures > 0) log.info({ failures }, 'database reachable; starting');
@@ -169,15 +175,8 @@ async function untilReachable(db: Database, log: Logger, signal?: AbortSignal): 
       if (!isDatabaseUnavailable(error) || (error as { code?: unknown }).code === 'ENOTFOUND') throw asDatabaseUrlError(error);
       const retryInMs = Math.min(5000, 250 * 2 ** failures);
       log.warn({ err: error, failures: failures + 1, retryInMs }, 'database unreachable at start-up; waiting for it');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, retryInMs);
-        signal?.addEventListener('abort', done, { once: true });
-        function done() {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          resolve();
-        }
-      });
+      // Cut short by the signal, which the next turn of the loop answers.
+      await sleep(retryInMs, undefined, { signal }).catch(() => {});
     }
   }
 }
@@ -191,9 +190,7 @@ export async function startHerald(config: Config, options: StartOptions = {}): P
   const release = embedded && !inMemory ? lockOwnDataDir(config.dataDir) : () => {};
   let db: Database | undefined;
   let app: FastifyInstance | undefined;
-  const step = () => {
-    if (options.signal?.aborted) throw new StartInterrupted();
-  };
+  const step = () => stopIfInterrupted(options.signal);
   try {
     step();
     let encryptionKey = config.encryptionKey;
