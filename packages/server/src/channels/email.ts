@@ -122,14 +122,18 @@ export function credentialsNeedTls(url: string): boolean {
   return !(host === 'localhost' || host === '::1' || /^127\./.test(host));
 }
 
+/** A query parameter of an SMTP URL (nodemailer reads its options there); null when absent or when the URL does not parse (refused at start-up). */
+function urlParameter(url: string, name: string): string | null {
+  try {
+    return new URL(url).searchParams.get(name);
+  } catch {
+    return null;
+  }
+}
+
 /** The pool size an SMTP URL asks for (`?maxConnections=`, which nodemailer reads), if any. */
 export function poolSizeIn(url: string): number | undefined {
-  let asked: string | null = null;
-  try {
-    asked = new URL(url).searchParams.get('maxConnections');
-  } catch {
-    return undefined;
-  }
+  const asked = urlParameter(url, 'maxConnections');
   const size = Number(asked);
   return asked !== null && Number.isInteger(size) && size > 0 ? size : undefined;
 }
@@ -140,12 +144,7 @@ export function poolSizeIn(url: string): number | undefined {
  * `[127.0.0.1]`, whatever address the connection comes from.
  */
 export function ehloName(url: string, hostname: string = os.hostname()): string {
-  let named: string | null = null;
-  try {
-    named = new URL(url).searchParams.get('name');
-  } catch {
-    // An SMTP_URL that does not parse is refused at start-up.
-  }
+  const named = urlParameter(url, 'name');
   if (named) return named;
   return hostname.includes('.') ? hostname : '[127.0.0.1]';
 }
