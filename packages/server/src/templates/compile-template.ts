@@ -92,20 +92,23 @@ const MAX_SEGMENTS = 50;
 const lineOf = (node: AstNode) => node.loc?.start.line ?? 1;
 const pathName = (path: unknown) => ((path as { original?: unknown })?.original ?? '') as string;
 
-/** The source from where the node starts to the end of that line (Handlebars ends a line at \r\n, \r or \n). */
-function sourceAt(node: AstNode, source: string): string {
+/** A source's lines, where Handlebars counts them (it ends a line at \r\n, \r or \n). */
+const linesOf = (source: string) => source.split(/\r\n?|\n/);
+
+/** The source from where the node starts to the end of that line. */
+function sourceAt(node: AstNode, lines: string[]): string {
   const loc = node.loc as { start: { line: number; column: number } } | undefined;
-  return loc ? (source.split(/\r\n?|\n/)[loc.start.line - 1] ?? '').slice(loc.start.column) : '';
+  return loc ? (lines[loc.start.line - 1] ?? '').slice(loc.start.column) : '';
 }
 
 /** How an unescaped mustache was written, `{{& name}}` or `{{{name}}}` (the tree keeps no difference), without its spaces and `~`. */
-function unescapedForm(node: AstNode, source: string): string {
+function unescapedForm(node: AstNode, lines: string[]): string {
   const name = pathName(node.path);
-  return /^\{\{~?\s*&/.test(sourceAt(node, source)) ? `{{&${name}}}` : `{{{${name}}}}`;
+  return /^\{\{~?\s*&/.test(sourceAt(node, lines)) ? `{{&${name}}}` : `{{{${name}}}}`;
 }
 
 /** Why this node cannot be used in `field`, or undefined. */
-function refusal(field: TemplateField, node: AstNode, source: string): string | undefined {
+function refusal(field: TemplateField, node: AstNode, lines: string[]): string | undefined {
   switch (node.type) {
     case 'PartialStatement':
     case 'PartialBlockStatement':
@@ -115,11 +118,11 @@ function refusal(field: TemplateField, node: AstNode, source: string): string | 
       return 'decorators ({{* name}}) are not supported';
     case 'BlockStatement':
       // The tree keeps a raw block as a block of the same name: its text tells them apart.
-      if (sourceAt(node, source).startsWith('{{{{')) return `raw blocks ({{{{${pathName(node.path)}}}}}…{{{{/${pathName(node.path)}}}}}) are not supported`;
+      if (sourceAt(node, lines).startsWith('{{{{')) return `raw blocks ({{{{${pathName(node.path)}}}}}…{{{{/${pathName(node.path)}}}}}) are not supported`;
       break;
     case 'MustacheStatement':
       if (field === 'htmlSource' && node.escaped === false) {
-        return `${unescapedForm(node, source)} would insert a value without HTML escaping; write {{${pathName(node.path)}}}`;
+        return `${unescapedForm(node, lines)} would insert a value without HTML escaping; write {{${pathName(node.path)}}}`;
       }
       break;
   }
@@ -166,10 +169,11 @@ export function findTemplateProblem(field: TemplateField, source: string): strin
     const { line, reason } = describeParseError(error as Error, source);
     return `${field} has a syntax error on line ${line}: ${reason}`;
   }
+  const lines = linesOf(source);
   for (const [node, nesting] of walkNested(ast)) {
     if (nesting > MAX_NESTING) return tooDeep;
     if (node.type === 'PathExpression' && (node.parts as string[]).length > MAX_SEGMENTS) return `${field} line ${lineOf(node)}: a path of more than ${MAX_SEGMENTS} segments`;
-    const problem = refusal(field, node, source);
+    const problem = refusal(field, node, lines);
     if (problem) return `${field} line ${lineOf(node)}: ${problem}`;
   }
   return null;
