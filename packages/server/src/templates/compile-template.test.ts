@@ -123,6 +123,13 @@ describe('compileTemplate', () => {
   it('reads data paths and ../ paths like others, and says plainly when one reaches nothing', () => {
     assert.throws(() => compileTemplate(sources('R={{@root}}')).render({ a: 1 }), (error) => error instanceof TemplateRenderError && /"@root" is an object/.test(error.message));
     assert.equal(compileTemplate(sources('{{#if @foo.bar}}Y{{else}}N{{/if}}')).render({}).html, 'N');
+    // No variable fills a data name Handlebars does not set: it is not reported as a missing variable.
+    for (const [source, name] of [['{{@foo}}', '@foo'], ['x\n{{@index}}', '@index'], ['{{@foo.bar}}', '@foo.bar']]) {
+      assert.throws(
+        () => compileTemplate(sources(source)).render({ foo: 'F', '@foo': 'F', index: 1 }),
+        (error) => error instanceof TemplateRenderError && error.message.includes(`"${name}" is not an @ name Handlebars sets there (@root anywhere; @index, @key, @first and @last inside {{#each}})`),
+      );
+    }
     assert.throws(
       () => compileTemplate(sources('{{../x}}')).render({ x: 1 }),
       (error) => error instanceof TemplateRenderError && /"x" is read from nothing: a \.\.\/ path climbs above the variables/.test(error.message),

@@ -271,15 +271,23 @@ function renderSource(compiled: CompiledSource, variables: Record<string, unknow
   try {
     return compiled.render(variables);
   } catch (error) {
-    if (error instanceof MissingPathError) throw new MissingVariableError(compiled.field, error.path.replace(/^this\./, ''), error.line);
+    if (error instanceof MissingPathError) throw missingPath(compiled.field, error.path, error.line);
     const { message, lineNumber, column } = error as { message: string; lineNumber?: number; column?: number };
     const missing = /^"([^"]+)" not defined in/.exec(message);
-    if (missing) {
-      const path = compiled.paths.get(`${lineNumber}:${column}`) ?? missing[1];
-      throw new MissingVariableError(compiled.field, path.replace(/^this\./, ''), lineNumber ?? 1);
-    }
+    if (missing) throw missingPath(compiled.field, compiled.paths.get(`${lineNumber}:${column}`) ?? missing[1], lineNumber ?? 1);
     throw new TemplateRenderError(compiled.field, readableRenderError(message));
   }
+}
+
+/**
+ * A path the render found no value for. A data name (`@foo`, `@index` outside `{{#each}}`) is not
+ * a variable: no templateVariables could fill it, so it is not reported as a missing one.
+ */
+function missingPath(field: TemplateField, path: string, line: number): Error {
+  if (path.startsWith('@') && !path.startsWith('@root.')) {
+    return new TemplateRenderError(field, `line ${line}: "${path}" is not an @ name Handlebars sets there (@root anywhere; @index, @key, @first and @last inside {{#each}})`);
+  }
+  return new MissingVariableError(field, path.replace(/^this\./, ''), line);
 }
 
 /** The engine's own words where they are JavaScript's (a field looked up on a string or number). */
