@@ -153,6 +153,8 @@ describe('webhook endpoints API', () => {
     ['a url with an empty host', { url: 'http:///a.example.com/in', events: ['quota.exceeded'] }, /^url must name its host right after \/\/$/],
     ['a url with a .. segment', { url: 'https://a.example.com/a/../in', events: ['quota.exceeded'] }, /^url must not contain \. or \.\. path segments$/],
     ['a url with an encoded . segment', { url: 'https://a.example.com/%2E/in?x=1', events: ['quota.exceeded'] }, /^url must not contain \. or \.\. path segments$/],
+    ['a url with a fragment', { url: 'https://a.example.com/in#part', events: ['quota.exceeded'] }, /^url must not contain a fragment \(#…\): no request carries it to the receiver$/],
+    ['a url with an empty fragment', { url: 'https://a.example.com/in?x=1#', events: ['quota.exceeded'] }, /^url must not contain a fragment/],
     ['an IPv4 address in hex', { url: 'http://0x7f.1:4270/in', events: ['quota.exceeded'] }, /^url must write an IPv4 address as four decimal numbers \(0x7f\.1 is 127\.0\.0\.1\)$/],
     ['an IPv4 address as one number', { url: 'http://2130706433/in', events: ['quota.exceeded'] }, /^url must write an IPv4 address as four decimal numbers/],
     ['a url on port 0', { url: 'http://127.0.0.1:0/in', events: ['quota.exceeded'] }, /^url must not use port 0/],

@@ -51,6 +51,8 @@ function newUrlProblem(raw: string): string | null {
   if (!authority) return 'url must name its host right after //';
   // `http://@host/` has an empty user name, which the parser drops.
   if (authority.includes('@')) return 'url must not contain a user name or password';
+  // A fragment is the receiver's own part of a URL: no HTTP request carries it.
+  if (raw.includes('#')) return 'url must not contain a fragment (#…): no request carries it to the receiver';
   // `/a/../b` is called as `/b`, and `%2e` is a dot to the parser.
   if (path.split('/').some((segment) => /^(\.|%2e){1,2}$/i.test(segment))) return 'url must not contain . or .. path segments';
   // `0x7f.1` or `2130706433` is called as 127.0.0.1: the address listed must be the one called.
