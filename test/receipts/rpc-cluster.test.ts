@@ -96,15 +96,16 @@ describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
 
   it("names a node's own JSON-RPC error, also one @solana/kit has no description for", async () => {
     const chain = new RpcChain({ url: rpc.url, secretKey: Uint8Array.from(JSON.parse(signer.json)), cluster: 'localnet', confirmTimeoutMs: 5000 });
+    // -32005 without `data` is one kit describes by a template it cannot fill ("behind by
+    // $numSlotsBehind slots"), or under NODE_ENV=production by its code alone.
     for (const [code, message] of [
       [-32000, 'Server is busy'],
       [-32429, 'Too many requests for a specific RPC call'],
+      [-32005, 'Node is behind by 42 slots'],
     ] as const) {
       rpc.failSends(1, { code, message });
       await assert.rejects(chain.writeMemo(`herald test ${code}`), { message: `the node answered JSON-RPC error ${code}: ${message}` });
     }
-    rpc.failSends(1);
-    await assert.rejects(chain.writeMemo('herald test behind'), (error: Error) => !/the node answered/.test(error.message) && /behind/i.test(error.message));
   });
 
   it('names an answer that is not from a Solana node, instead of a parser or property error', async () => {

@@ -44,13 +44,18 @@ const REFUSED_BEFORE_FORWARDING = new Set<number>([
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_NODE_UNHEALTHY,
 ]);
-const refusedBeforeForwarding = (error: unknown) => isSolanaError(error) && REFUSED_BEFORE_FORWARDING.has(error.context.__code);
+const refusedBeforeForwarding = (error: unknown) => {
+  const cause = (error as { cause?: unknown } | undefined)?.cause;
+  return isSolanaError(cause) && REFUSED_BEFORE_FORWARDING.has(cause.context.__code);
+};
 
 /**
- * The JSON-RPC transport to `url`, refusing an error answer @solana/kit cannot describe: it fails
- * with a TypeError of its own on codes it does not know (-32000, -32429, which rate-limiting and
- * overloaded nodes answer), which would then stand as a receipt's failure reason. Such an answer
- * becomes an error naming the node's own code and message.
+ * The JSON-RPC transport to `url`. An error answer becomes an error naming the node's own code and
+ * message, which stands as a receipt's failure reason; @solana/kit's reading of it, where it has
+ * one, is its `cause`. Kit's own message would be a template whose placeholders the node's `data`
+ * may not fill ("behind by $numSlotsBehind slots"), or under NODE_ENV=production only a code to
+ * decode, and on codes it does not know (-32000, -32429, which rate-limiting and overloaded nodes
+ * answer) it fails with a TypeError of its own.
  */
 function transportTo(url: string): RpcTransport {
   const transport = createDefaultRpcTransport({ url });
@@ -65,12 +70,14 @@ function transportTo(url: string): RpcTransport {
     }
     const error = (response as { error?: unknown }).error;
     if (error !== undefined) {
+      let cause: unknown;
       try {
-        getSolanaErrorFromJsonRpcError(error);
+        cause = getSolanaErrorFromJsonRpcError(error);
       } catch {
-        const { code, message } = error as { code?: unknown; message?: unknown };
-        throw new Error(`the node answered JSON-RPC error ${String(code)}: ${typeof message === 'string' ? message : describe(error)}`);
+        // A code kit does not know: the node's words alone.
       }
+      const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+      throw new Error(`the node answered JSON-RPC error ${String(code)}: ${typeof message === 'string' ? message : describe(error)}`, { cause });
     }
     return response;
   };
