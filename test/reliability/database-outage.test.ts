@@ -15,7 +15,7 @@ import { Cluster, isAlive } from './support/cluster.js';
 import { generateLoad, resendWithKeys, type LoadOptions } from './support/load.js';
 import { SIZES, SOAK, TEST_TIMEOUT_MS } from './support/mode.js';
 import { Ledger, startSinks, subjectFor, type Sinks } from './support/sinks.js';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+import { proxyDatabase, type TcpProxy } from './support/tcp-proxy.js';
 
 const BATCH = 20;
 /** Delivery loops per worker process: each holds at most one batch whose commit an outage can swallow. */
@@ -36,14 +36,11 @@ describe('database outage (PostgreSQL behind a TCP proxy that is cut)', { skip: 
   before(async () => {
     ensureBuilt();
     schema = await freshSchema();
-    const direct = new URL(schema.url);
-    proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
-    const proxied = new URL(schema.url);
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(proxy.port);
+    let proxied: string;
+    ({ proxy, url: proxied } = await proxyDatabase(schema.url));
     sinks = await startSinks();
     cluster = new Cluster({
-      DATABASE_URL: proxied.toString(),
+      DATABASE_URL: proxied,
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, HERALD_REDIS_PREFIX: `rel${randomBytes(4).toString('hex')}:` } : {}),
       HERALD_ENCRYPTION_KEY: ENCRYPTION_KEY,
       HERALD_ADMIN_TOKEN: ADMIN_TOKEN,

@@ -4,6 +4,7 @@ import type { Queryable } from '../db/connection.js';
 import type { Deps } from '../deps.js';
 import { TrackingLinks } from '../engagement/tracking-links.js';
 import { JobLoop } from '../jobs/loop.js';
+import { untilDone } from '../jobs/until-done.js';
 import { tableStatistics } from '../db/table-statistics.js';
 import { MissingVariableError, TemplateRenderError } from '../templates/compile-template.js';
 import { composeMessage, CONTACT, contactFor } from './compose-message.js';
@@ -120,8 +121,6 @@ const LOOKAHEAD = 4;
 const COMMIT_AFTER_MS = 50;
 /** …or at once when this many wait. */
 const COMMIT_ROWS = 50;
-/** Waits between tries of a commit the database refused (doubling, up to the last). */
-const COMMIT_RETRY_MS = [200, 400, 800, 1600, 2000];
 /** How often a process repeats its warning that a provider refuses the gateway's settings. */
 const SETUP_WARNING_EVERY_MS = 60_000;
 /** Per gateway (its delivery loops share it): when each channel's setup warning was last given. */
@@ -291,21 +290,16 @@ export function createDeliveryWorker(
     };
   }
 
-  /** Commits outcomes until the database takes them: kept in memory through an outage, not dropped. */
+  /**
+   * Commits outcomes until the database takes them (the leases are renewed meanwhile, and a claim
+   * taken over after they ran out is fenced off by the attempt counter).
+   */
   async function commitUntilDone(settled: Settlement[]): Promise<void> {
-    for (let failures = 0; ; failures++) {
-      try {
-        await deps.db.transaction((tx) => commitSettlements(tx, settled, deps.now()));
-        announce(settled);
-        return;
-      } catch (error) {
-        // Shutting down, a few tries; running, as long as it takes (the leases are renewed meanwhile,
-        // and a claim taken over after they ran out is fenced off by the attempt counter).
-        if (stopping && failures >= 3) throw error;
-        deps.log.warn({ err: error, outcomes: settled.length, failures: failures + 1 }, 'delivery: could not commit outcomes; retrying');
-        await new Promise((resolve) => setTimeout(resolve, COMMIT_RETRY_MS[Math.min(failures, COMMIT_RETRY_MS.length - 1)]));
-      }
-    }
+    await untilDone(() => deps.db.transaction((tx) => commitSettlements(tx, settled, deps.now())), {
+      stopping: () => stopping,
+      failed: (error, failures) => deps.log.warn({ err: error, outcomes: settled.length, failures }, 'delivery: could not commit outcomes; retrying'),
+    });
+    announce(settled);
   }
 
   /**

@@ -15,6 +15,7 @@ import type { PostResult } from './post-webhook.js';
 import { eventEnvelope } from './event-payloads.js';
 import { fanOutEvents } from './fan-out-events.js';
 import { tableStatistics } from '../db/table-statistics.js';
+import { untilDone } from '../jobs/until-done.js';
 import { FAILING_ENDPOINT_LIMIT_MS, nextAttemptAt } from './retry-schedule.js';
 import { signingSecrets } from './webhook-secret.js';
 import type { WebhookSender } from './webhook-sender.js';
@@ -125,6 +126,19 @@ export class WebhookDispatcher {
   }
 
   /**
+   * A chain's read or write of its rows, tried again until the database answers (see untilDone):
+   * an outage shorter than the lease neither repeats a request nor leaves the endpoint's
+   * deliveries leased, and so held back, until the lease runs out. Every write here is fenced by
+   * the lease.
+   */
+  private untilDone<T>(endpointId: string, what: string, work: () => Promise<T>): Promise<T> {
+    return untilDone(work, {
+      stopping: () => this.stopping,
+      failed: (error, failures) => this.deps.log.warn({ err: error, endpoint: endpointId, failures }, `webhooks: could not ${what}; retrying`),
+    });
+  }
+
+  /**
    * Sends a chain's deliveries in order. Successes are written together, up to SUCCESS_BATCH at a
    * time and never more than SUCCESS_DELAY_MS after the first of them (one statement instead of
    * one per event); a failure is written at once, after the successes before it, since it may
@@ -138,7 +152,9 @@ export class WebhookDispatcher {
     const lease = rows[0].locked_until;
     const endpointId = rows[0].endpoint_id;
     const ids = (from: number) => rows.slice(from).map((row) => row.id);
-    if (!rows[0].is_active) return failDeliveries(db, ids(0), lease, 'endpoint is inactive', now());
+    const store = <T>(what: string, work: () => Promise<T>) => this.untilDone(endpointId, what, work);
+    const failInactive = (from: number) => store('end deliveries of an inactive endpoint', () => failDeliveries(db, ids(from), lease, 'endpoint is inactive', now()));
+    if (!rows[0].is_active) return failInactive(0);
     let secret = signingSecrets(this.deps.secrets, rows[0], now());
     let url = rows[0].url;
     let target = await this.options.sender.target(url);
@@ -152,26 +168,29 @@ export class WebhookDispatcher {
       timer = undefined;
       const batch = successes;
       successes = [];
-      writing = writing.catch(() => {}).then(() => recordSuccesses(db, endpointId, batch));
+      writing = writing.catch(() => {}).then(() => store('record delivered events', () => recordSuccesses(db, endpointId, batch)));
       return writing;
     };
     try {
       for (const [index, row] of rows.entries()) {
-        // Never send on a lease that could lapse mid-request: another worker may claim the row then.
-        const leaseLeft = this.leaseMs - (performance.now() - claimedAt);
-        if (this.stopping || leaseLeft < this.options.sender.options.timeoutMs + 5000) return await releaseDeliveries(db, ids(index), lease);
         // The endpoint may have been deactivated, deleted, re-pointed or given a new secret since
         // the claim: read it again before a request when the last read is ENDPOINT_REREAD_MS old.
         if (performance.now() - readAt >= ENDPOINT_REREAD_MS) {
           readAt = performance.now();
-          const current = await loadEndpointState(db, endpointId);
+          const current = await store('read the endpoint', () => loadEndpointState(db, endpointId));
           if (!current) return; // deleted, and its deliveries with it
-          if (!current.is_active) return await failDeliveries(db, ids(index), lease, 'endpoint is inactive', now());
+          if (!current.is_active) return await failInactive(index);
           if (current.url !== url) {
             url = current.url;
             target = await this.options.sender.target(url);
           }
           secret = signingSecrets(this.deps.secrets, current, now());
+        }
+        // Never send on a lease that could lapse mid-request (another worker may claim the row
+        // then), nor on one that lapsed while the database was out of reach.
+        const leaseLeft = this.leaseMs - (performance.now() - claimedAt);
+        if (this.stopping || leaseLeft < this.options.sender.options.timeoutMs + 5000) {
+          return await store('give deliveries back', () => releaseDeliveries(db, ids(index), lease));
         }
         const result = await this.post(row, secret, target);
         if (result.ok) {
@@ -185,7 +204,7 @@ export class WebhookDispatcher {
           continue;
         }
         await writeSuccesses();
-        if (await this.recordFailure(row, result)) return await failDeliveries(db, ids(index + 1), lease, 'endpoint is inactive', now());
+        if (await this.recordFailure(row, result)) return await failInactive(index + 1);
       }
     } finally {
       await writeSuccesses();
@@ -203,7 +222,7 @@ export class WebhookDispatcher {
     const now = this.deps.now();
     const attempts = row.attempts + 1;
     const retryAt = nextAttemptAt(attempts, now);
-    const { deactivated } = await recordAttempt(this.deps.db, {
+    const { deactivated } = await this.untilDone(row.endpoint_id, 'record a failed attempt', () => recordAttempt(this.deps.db, {
       deliveryId: row.id,
       endpointId: row.endpoint_id,
       lease: row.locked_until,
@@ -215,7 +234,7 @@ export class WebhookDispatcher {
       trackEndpointHealth: true,
       deactivateIfFailingSince: new Date(now.getTime() - FAILING_ENDPOINT_LIMIT_MS),
       deactivationReason: `every delivery attempt failed for 5 days (deactivated ${now.toISOString()})`,
-    });
+    }));
     if (deactivated) this.deps.log.warn({ endpoint: row.endpoint_id }, 'webhook endpoint deactivated after 5 days of failures');
     return deactivated;
   }
