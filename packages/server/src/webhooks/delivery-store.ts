@@ -95,6 +95,8 @@ export interface AttemptRecord {
  * Writes one attempt in a single statement: the attempt row, the delivery's new state, and the
  * endpoint's failure streak (started by a failure, ended by a success; an endpoint whose streak
  * began before `deactivateIfFailingSince` is set inactive). Answers whether that happened.
+ * Written again after a try whose answer was lost (its commit may have gone through), it adds no
+ * second attempt row (the attempt's time identifies it) and still answers the deactivation.
  */
 export async function recordAttempt(db: Queryable, record: AttemptRecord): Promise<{ deactivated: boolean }> {
   const { result } = record;
@@ -102,6 +104,7 @@ export async function recordAttempt(db: Queryable, record: AttemptRecord): Promi
     `WITH attempt AS (
        INSERT INTO webhook_attempts (delivery_id, status_code, latency_ms, response_body, error, created_at)
        SELECT $1, $3::smallint, $4::int, $5, $6, $7::timestamptz WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = $1)
+         AND NOT EXISTS (SELECT 1 FROM webhook_attempts WHERE delivery_id = $1 AND created_at = $7::timestamptz)
      ), delivery AS (
        UPDATE webhook_deliveries SET
          attempts = $8::int, status = $9, next_attempt_at = $10::timestamptz, locked_until = NULL,
@@ -119,7 +122,8 @@ export async function recordAttempt(db: Queryable, record: AttemptRecord): Promi
          OR (NOT $12::boolean AND (failing_since IS NULL OR (is_active AND failing_since <= $13::timestamptz))))
        RETURNING NOT is_active AND disabled_reason IS NOT DISTINCT FROM $14 AS deactivated
      )
-     SELECT COALESCE((SELECT deactivated FROM endpoint), false) AS deactivated`,
+     SELECT COALESCE((SELECT deactivated FROM endpoint), false)
+       OR EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $2 AND NOT is_active AND disabled_reason = $14) AS deactivated`,
     [
       record.deliveryId,
       record.endpointId,
@@ -167,6 +171,7 @@ export async function recordSuccesses(db: Queryable, endpointId: string, records
        INSERT INTO webhook_attempts (delivery_id, status_code, latency_ms, response_body, error, created_at)
        SELECT s.delivery_id, s.status_code, s.latency_ms, s.response_body, NULL, s.at FROM s
        WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = s.delivery_id)
+         AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = s.delivery_id AND a.created_at = s.at)
      ), delivery AS (
        UPDATE webhook_deliveries d SET
          attempts = s.attempts, status = 'succeeded', next_attempt_at = NULL, locked_until = NULL,
