@@ -98,13 +98,20 @@ describe('receipts on a Solana cluster through JSON-RPC (@solana/kit)', () => {
     const chain = new RpcChain({ url: rpc.url, secretKey: Uint8Array.from(JSON.parse(signer.json)), cluster: 'localnet', confirmTimeoutMs: 5000 });
     // -32005 without `data` is one kit describes by a template it cannot fill ("behind by
     // $numSlotsBehind slots"), or under NODE_ENV=production by its code alone.
-    for (const [code, message] of [
-      [-32000, 'Server is busy'],
-      [-32429, 'Too many requests for a specific RPC call'],
-      [-32005, 'Node is behind by 42 slots'],
+    // A refusal before forwarding (-32002 preflight, here without the `data` kit reads, and
+    // -32005) clears the recorded transaction: it cannot land, so the next attempt sends anew.
+    for (const [code, message, refused] of [
+      [-32000, 'Server is busy', false],
+      [-32429, 'Too many requests for a specific RPC call', false],
+      [-32005, 'Node is behind by 42 slots', true],
+      [-32002, 'Transaction simulation failed: Blockhash not found', true],
     ] as const) {
       rpc.failSends(1, { code, message });
-      await assert.rejects(chain.writeMemo(`herald test ${code}`), { message: `the node answered JSON-RPC error ${code}: ${message}` });
+      const recorded: unknown[] = [];
+      await assert.rejects(chain.writeMemo(`herald test ${code}`, { record: async (sent) => void recorded.push(sent) }), {
+        message: `the node answered JSON-RPC error ${code}: ${message}`,
+      });
+      assert.equal(recorded.at(-1) === null, refused, `${code}: recorded ${recorded.map((r) => (r === null ? 'null' : 'a transaction')).join(", ")}`);
     }
   });
 

@@ -5,7 +5,6 @@ import {
   getSolanaErrorFromJsonRpcError,
   getBase64EncodedWireTransaction,
   getSignatureFromTransaction,
-  isSolanaError,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_NODE_UNHEALTHY,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
@@ -44,18 +43,26 @@ const REFUSED_BEFORE_FORWARDING = new Set<number>([
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_NODE_UNHEALTHY,
 ]);
-const refusedBeforeForwarding = (error: unknown) => {
-  const cause = (error as { cause?: unknown } | undefined)?.cause;
-  return isSolanaError(cause) && REFUSED_BEFORE_FORWARDING.has(cause.context.__code);
-};
+const refusedBeforeForwarding = (error: unknown) => error instanceof NodeRpcError && REFUSED_BEFORE_FORWARDING.has(error.code);
+
+/** A JSON-RPC error a node answered, in its own words; @solana/kit's reading of it, where it has one, is the cause. */
+class NodeRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    cause: unknown,
+  ) {
+    super(message, { cause });
+  }
+}
 
 /**
- * The JSON-RPC transport to `url`. An error answer becomes an error naming the node's own code and
- * message, which stands as a receipt's failure reason; @solana/kit's reading of it, where it has
- * one, is its `cause`. Kit's own message would be a template whose placeholders the node's `data`
- * may not fill ("behind by $numSlotsBehind slots"), or under NODE_ENV=production only a code to
- * decode, and on codes it does not know (-32000, -32429, which rate-limiting and overloaded nodes
- * answer) it fails with a TypeError of its own.
+ * The JSON-RPC transport to `url`. An error answer becomes a NodeRpcError naming the node's own
+ * code and message, which stands as a receipt's failure reason. Kit's own message would be a
+ * template whose placeholders the node's `data` may not fill ("behind by $numSlotsBehind slots"),
+ * or under NODE_ENV=production only a code to decode; and on codes it does not know (-32000,
+ * -32429, which rate-limiting and overloaded nodes answer), or a -32002 without `data`, it fails
+ * with a TypeError of its own.
  */
 function transportTo(url: string): RpcTransport {
   const transport = createDefaultRpcTransport({ url });
@@ -77,7 +84,8 @@ function transportTo(url: string): RpcTransport {
         // A code kit does not know: the node's words alone.
       }
       const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-      throw new Error(`the node answered JSON-RPC error ${String(code)}: ${typeof message === 'string' ? message : describe(error)}`, { cause });
+      const text = `the node answered JSON-RPC error ${String(code)}: ${typeof message === 'string' ? message : describe(error)}`;
+      throw new NodeRpcError(Number(code), text, cause);
     }
     return response;
   };
