@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compileTemplate, findTemplateProblem, MissingVariableError, placeholderPaths, TemplateRenderError } from './compile-template.js';
+import { previewVariables } from './resolve-send-templates.js';
 
 const sources = (html: string, text = 'text', subject = 'subject') => ({ subjectTemplate: subject, htmlSource: html, textSource: text });
 
@@ -107,7 +108,10 @@ describe('compileTemplate', () => {
     const t = compileTemplate(sources('{{#each rows}}{{#if @root.user.vip}}*{{/if}}{{this}}{{/each}}|{{@root.title}}'));
     assert.equal(t.render({ rows: ['a'], title: 'T' }).html, 'a|T');
     assert.equal(t.render({ rows: ['a'], title: 'T', user: { vip: true } }).html, '*a|T');
-    assert.equal(missing(() => t.render({ rows: [] })).variable, '@root.title');
+    assert.equal(missing(() => t.render({ rows: [] })).variable, 'title');
+    // A preview shows it as the variable it is.
+    const version = { ...sources('Hi {{@root.name}}'), templateId: 'tmpl_root', version: 1, serviceFooter: {} as never };
+    assert.deepEqual(previewVariables(version), { name: '{{name}}' });
     assert.equal(compileTemplate(sources('{{#each r}}{{@index}}:{{@first}} {{/each}}')).render({ r: ['x', 'y'] }).html, '0:true 1:false ');
   });
 

@@ -287,7 +287,8 @@ function missingPath(field: TemplateField, path: string, line: number): Error {
   if (path.startsWith('@') && !path.startsWith('@root.')) {
     return new TemplateRenderError(field, `line ${line}: "${path}" is not an @ name Handlebars sets there (@root anywhere; @index, @key, @first and @last inside {{#each}})`);
   }
-  return new MissingVariableError(field, path.replace(/^this\./, ''), line);
+  // `@root.name` is the variable `name`: that is what templateVariables must hold.
+  return new MissingVariableError(field, path.replace(/^this\.|^@root\./, ''), line);
 }
 
 /** The engine's own words where they are JavaScript's (a field looked up on a string or number). */
