@@ -11,6 +11,10 @@
  *   signing a challenge: see the identities docs) instead of treating them as errors.
  * - `preferredChannel` is a hint: it is used only when the wallet can be reached on it, so pass it
  *   only after the status said so, and let Herald pick otherwise.
+ * - The status does not know this protocol's subscription: the send's answer has the last word. A
+ *   wallet that unsubscribed from your protocol answers `status: "opted_out"` (decision `sent`
+ *   with that status and no channel), and a subscription that leaves out the preferred channel
+ *   sends on another one.
  *
  * Run: HERALD_API_KEY=… HERALD_BASE_URL=… HERALD_WALLETS=<address>,<address> PREFERRED_CHANNEL=telegram \
  *   node --import tsx examples/registration-check.ts
