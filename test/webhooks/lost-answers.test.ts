@@ -30,17 +30,25 @@ describe('webhook chains when the database answer is lost', () => {
     await h.close();
   });
 
-  /** The first statement containing `match` is committed, then its answer is lost, as when the connection drops right after. */
-  function loseAnswerOnce(match: string): void {
+  /**
+   * Drains the due deliveries while the first record of an attempt is committed and then loses its
+   * answer, as when the connection drops right after the commit.
+   */
+  async function drainLosingOneAnswer(): Promise<void> {
     let lost = false;
     db.query = (async (sql: string, params?: unknown[]) => {
       const result = await realQuery.call(db, sql, params);
-      if (!lost && sql.includes(match)) {
+      if (!lost && sql.includes('INSERT INTO webhook_attempts')) {
         lost = true;
         throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
       }
       return result;
     }) as Queryable['query'];
+    try {
+      await h.drain();
+    } finally {
+      db.query = realQuery;
+    }
   }
 
   for (const [outcome, status] of [
@@ -51,12 +59,7 @@ describe('webhook chains when the database answer is lost', () => {
       receiver.answer = () => ({ status, body: 'x' });
       const hook = await registerHook(h, acme.apiKey, `${receiver.url}/${outcome}`, ['notification.delivered']);
       await recordNotificationEvent(h, acme.id, 'notification.delivered', `n_lost_${outcome}`);
-      loseAnswerOnce('INSERT INTO webhook_attempts');
-      try {
-        await h.drain();
-      } finally {
-        db.query = realQuery;
-      }
+      await drainLosingOneAnswer();
       assert.equal(receiver.requests.filter((r) => r.path === `/${outcome}`).length, 1);
       const [delivery] = (await deliveriesOf(h, acme.apiKey, hook.id)).data;
       assert.equal(delivery.status, status === 200 ? 'succeeded' : 'pending');
@@ -71,12 +74,7 @@ describe('webhook chains when the database answer is lost', () => {
     await realQuery.call(db, 'UPDATE webhook_endpoints SET failing_since = $2 WHERE id = $1', [hook.id, new Date(h.clock.now.getTime() - 6 * 86_400_000)]);
     await recordNotificationEvent(h, acme.id, 'notification.bounced', 'n_deactivating_1');
     await recordNotificationEvent(h, acme.id, 'notification.bounced', 'n_deactivating_2');
-    loseAnswerOnce('INSERT INTO webhook_attempts');
-    try {
-      await h.drain();
-    } finally {
-      db.query = realQuery;
-    }
+    await drainLosingOneAnswer();
     assert.equal(receiver.requests.filter((r) => r.path === '/failing').length, 1, 'the second event is not sent to the deactivated endpoint');
     const endpoint = (await call(h.gw.url, acme.apiKey, 'GET', `/v1/webhooks/${hook.id}`)).body;
     assert.equal(endpoint.isActive, false);

@@ -154,6 +154,7 @@ export class WebhookDispatcher {
     const ids = (from: number) => rows.slice(from).map((row) => row.id);
     const store = <T>(what: string, work: () => Promise<T>) => this.untilDone(endpointId, what, work);
     const failInactive = (from: number) => store('end deliveries of an inactive endpoint', () => failDeliveries(db, ids(from), lease, 'endpoint is inactive', now()));
+    const giveBack = (from: number) => store('give deliveries back', () => releaseDeliveries(db, ids(from), lease));
     if (!rows[0].is_active) return failInactive(0);
     let secret = signingSecrets(this.deps.secrets, rows[0], now());
     let url = rows[0].url;
@@ -173,6 +174,7 @@ export class WebhookDispatcher {
     };
     try {
       for (const [index, row] of rows.entries()) {
+        if (this.stopping) return await giveBack(index);
         // The endpoint may have been deactivated, deleted, re-pointed or given a new secret since
         // the claim: read it again before a request when the last read is ENDPOINT_REREAD_MS old.
         if (performance.now() - readAt >= ENDPOINT_REREAD_MS) {
@@ -186,12 +188,11 @@ export class WebhookDispatcher {
           }
           secret = signingSecrets(this.deps.secrets, current, now());
         }
-        // Never send on a lease that could lapse mid-request (another worker may claim the row
-        // then), nor on one that lapsed while the database was out of reach.
+        // Never send after a stop (one may have come while the read waited), on a lease that could
+        // lapse mid-request (another worker may claim the row then), nor on one that lapsed while
+        // the database was out of reach.
         const leaseLeft = this.leaseMs - (performance.now() - claimedAt);
-        if (this.stopping || leaseLeft < this.options.sender.options.timeoutMs + 5000) {
-          return await store('give deliveries back', () => releaseDeliveries(db, ids(index), lease));
-        }
+        if (this.stopping || leaseLeft < this.options.sender.options.timeoutMs + 5000) return await giveBack(index);
         const result = await this.post(row, secret, target);
         if (result.ok) {
           successes.push({ deliveryId: row.id, lease: row.locked_until, result, attempts: row.attempts + 1, at: now() });

@@ -20,7 +20,7 @@ class WebhookLoop extends JobLoop {
     const chainsEnded = this.dispatcher.stop();
     await super.stop();
     await chainsEnded;
-    await this.dispatcher.stop();
+    await this.dispatcher.idle();
     this.sender.close();
   }
 }
