@@ -112,9 +112,17 @@ export async function commitSettlements(db: Queryable, settled: Settlement[], no
   );
   const written = new Set(updated.map((r) => r.id));
   const attempts = settled.flatMap((s) => (s.attempt ? [{ id: s.id, ...s.attempt }] : []));
+  // Attempts are recorded whether or not the claim was still held (the provider was called
+  // either way), so they are not fenced like the rows: an attempt already recorded at `now` is
+  // one a try that committed, and lost its answer, wrote.
   if (attempts.length) await db.query(
     `INSERT INTO delivery_attempts (notification_id, attempt, channel, provider, outcome, provider_response, error, duration_ms, created_at)
-     SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::timestamptz[])`,
+     SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::timestamptz[])
+       AS a(notification_id, attempt, channel, provider, outcome, provider_response, error, duration_ms, created_at)
+     WHERE NOT EXISTS (
+       SELECT 1 FROM delivery_attempts d
+       WHERE d.notification_id = a.notification_id AND d.attempt = a.attempt AND d.channel = a.channel AND d.created_at = a.created_at
+     )`,
     [
       attempts.map((a) => a.id),
       attempts.map((a) => a.attempt),

@@ -295,7 +295,10 @@ export function createDeliveryWorker(
    * taken over after they ran out is fenced off by the attempt counter).
    */
   async function commitUntilDone(settled: Settlement[]): Promise<void> {
-    await untilDone(() => deps.db.transaction((tx) => commitSettlements(tx, settled, deps.now())), {
+    // One time for every try: it tells the attempt records of a try that committed although its
+    // answer was lost from those of a later attempt.
+    const now = deps.now();
+    await untilDone(() => deps.db.transaction((tx) => commitSettlements(tx, settled, now)), {
       stopping: () => stopping,
       failed: (error, failures) => deps.log.warn({ err: error, outcomes: settled.length, failures }, 'delivery: could not commit outcomes; retrying'),
     });
