@@ -13,13 +13,22 @@ const RETRY_MS = [200, 400, 800, 1600, 2000];
  */
 export async function untilDone<T>(
   write: () => Promise<T>,
-  { stopping, failed }: { stopping: () => boolean; failed: (error: unknown, failures: number) => void },
+  {
+    stopping,
+    failed,
+    retries = () => true,
+  }: {
+    stopping: () => boolean;
+    failed: (error: unknown, failures: number) => void;
+    /** Whether a failure is tried again at all (by default every one is); false throws it. */
+    retries?: (error: unknown) => boolean;
+  },
 ): Promise<T> {
   for (let failures = 0; ; failures++) {
     try {
       return await write();
     } catch (error) {
-      if (stopping() && failures >= 3) throw error;
+      if (!retries(error) || (stopping() && failures >= 3)) throw error;
       failed(error, failures + 1);
       await sleep(RETRY_MS[Math.min(failures, RETRY_MS.length - 1)]);
     }

@@ -1,7 +1,9 @@
 import { findProtocol } from '../account/protocol-store.js';
 import { claimDue } from '../db/claim-due.js';
+import { isDatabaseUnavailable } from '../db/connection.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
+import { untilDone } from '../jobs/until-done.js';
 import type { NotifyInput } from '../notifications/schemas.js';
 import { submitNotifications, type Sender, type Submission } from '../notifications/submit-notifications.js';
 import { CronSyntaxError, parseCron, type CronSpec } from './cron-expression.js';
@@ -179,7 +181,7 @@ async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<voi
 /**
  * One firing pass: claims due PENDING schedules (due column next_run_at) and fires them, grouped
  * by protocol and environment. Returns how many were claimed. A group whose transaction fails
- * keeps its lease and is claimed again when the lease expires.
+ * for good keeps its lease and is claimed again when the lease expires.
  */
 export async function fireDueSchedules(deps: Deps, options: FireOptions = DEFAULT_FIRE_OPTIONS): Promise<number> {
   const claimed = await claimDue<ScheduleRow>(
@@ -203,7 +205,14 @@ export async function fireDueSchedules(deps: Deps, options: FireOptions = DEFAUL
   await pool([...groups.values()], options.concurrency, async (ids) => {
     if (options.stopping?.()) return releaseClaims(deps.db, ids, lease);
     try {
-      const flags = await fireGroup(deps, ids, lease);
+      // A group the database could not take is fired again while the lease lasts, rather than
+      // waiting for it to run out (a lost answer's commit went through: lockClaimed finds its
+      // rows moved on and sends nothing). Any other error waits for the lease.
+      const flags = await untilDone(() => fireGroup(deps, ids, lease), {
+        stopping: () => options.stopping?.() ?? false,
+        retries: (error) => isDatabaseUnavailable(error) && deps.now() < lease,
+        failed: (error, failures) => deps.log.warn({ err: error, schedules: ids.length, failures }, 'firing schedules: database unavailable; retrying'),
+      });
       queued ||= flags.queued;
       quota ||= flags.quota;
     } catch (error) {
