@@ -332,6 +332,8 @@ describe('identity registration', () => {
       [{ email: 'not-an-email' }, /^email must be a valid email$/],
       [{ email: 'a@' }, /email/],
       [{ email: `${'a'.repeat(250)}@example.com` }, /email/],
+      // SMTP's limit before the @ (RFC 5321): the provider would refuse it at every send.
+      [{ email: `${'a'.repeat(65)}@example.com` }, /^email must be a valid email$/],
       [{ email: 42 }, /email/],
       [{ phone: '14155550123' }, /phone/],
       [{ phone: '+04155550123' }, /phone/],
@@ -349,6 +351,9 @@ describe('identity registration', () => {
     // The shortest numbers in use have 7 digits (Niue).
     const { message: text, nonce } = await challenge(gw, wallet.address);
     assert.equal((await post({ wallet: wallet.address, nonce, signature: bs58.encode(wallet.sign(text)), phone: '+6834001' })).status, 201);
+    const again = await challenge(gw, wallet.address);
+    const longest = `${'a'.repeat(64)}@example.com`;
+    assert.equal((await post({ wallet: wallet.address, nonce: again.nonce, signature: bs58.encode(wallet.sign(again.message)), email: longest })).status, 201);
   });
 
   it('updates contacts on re-registration: unchanged stays verified, a replacement serves once verified, null removes', async () => {

@@ -11,7 +11,14 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const bodyAjv = addFormats(new Ajv({ removeAdditional: true, useDefaults: true, coerceTypes: false, allErrors: false, strict: false, verbose: true }));
 const textAjv = addFormats(new Ajv({ removeAdditional: true, useDefaults: true, coerceTypes: true, allErrors: false, strict: false, verbose: true }));
 
-for (const ajv of [bodyAjv, textAjv]) ajv.addFormat('solana-wallet', { type: 'string', validate: isWalletAddress });
+/** ajv-formats' address pattern, with SMTP's limit of 64 characters before the `@` (RFC 5321 §4.5.3.1.1). */
+const EMAIL = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
+const isEmailAddress = (value: string) => value.lastIndexOf('@') <= 64 && EMAIL.test(value);
+
+for (const ajv of [bodyAjv, textAjv]) {
+  ajv.addFormat('solana-wallet', { type: 'string', validate: isWalletAddress });
+  ajv.addFormat('email', { type: 'string', validate: isEmailAddress });
+}
 
 /** Numbers in a query string or path as a person writes them: `0x10`, `1e1` and ` 10` are not. */
 const DECIMAL: Record<string, RegExp> = { integer: /^-?\d+$/, number: /^-?\d+(?:\.\d+)?$/ };
