@@ -237,7 +237,7 @@ describe('herald notify batch', () => {
       assert.ok(results.slice(200).every((r: any, i: number) => r.status === 'not_sent' && r.index === 200 + i));
       const { error } = res.errorJson();
       assert.equal(error.code, 'CANCELLED');
-      assert.equal(error.message, 'Cancelled: 100 of 250 items were sent');
+      assert.equal(error.message, 'Cancelled: 100 of 250 items were sent; items 100 to 199, in flight, may have been stored');
       // Running again with the key sends only what is missing.
       assert.match(error.idempotencyKey, /^cli_/);
       const again = await cli(acme, ['--file', writeBatch('stopped.json', items(250)), '--yes', '--idempotency-key', error.idempotencyKey, '--json']);

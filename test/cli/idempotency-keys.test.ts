@@ -127,7 +127,7 @@ describe('herald sends carry an idempotency key of their own', () => {
     for (let i = 0; i < 3; i++) proxy.loseNextAnswer('POST', '/v1/notify/bulk', '503');
     const res = await herald(acme, ['notify', 'batch', '--file', file, '--yes'], proxy.url);
     assert.equal(res.code, 1, res.stderr);
-    assert.match(res.stderr, /Request 1 of 1 got no answer: items 0 to 1 may have been stored\./);
+    assert.match(res.stderr, /Request 1 of 1 was answered 503: items 0 to 1 may have been stored\./);
     assert.doesNotMatch(res.stderr, /were not sent/);
     const runKey = /Re-running with --idempotency-key (\S+) sends only what is missing/.exec(res.stderr)?.[1];
     assert.ok(runKey, res.stderr);

@@ -102,6 +102,14 @@ const tooLarge = (error: unknown) => error instanceof HeraldApiError && error.st
 /** The error of items that were in a request Ctrl-C stopped: stored or not, nobody knows. */
 const UNKNOWN = { code: 'CANCELLED', message: 'Cancelled while this request was in flight: these items may have been stored' };
 
+/** What Ctrl-C says: the items sent, and those of the request in flight, which may have been stored. */
+function interruptedMessage(sofar: ItemResult[], total: number): string {
+  const sent = sofar.filter((r) => r.status !== 'error' && r.status !== 'not_sent').length;
+  const inFlight = sofar.filter((r) => r.status === 'error' && r.error === UNKNOWN);
+  const maybe = inFlight.length ? `; items ${inFlight[0].index} to ${inFlight[inFlight.length - 1].index}, in flight, may have been stored` : '';
+  return `${sent} of ${plural(total, 'item')} were sent${maybe}`;
+}
+
 /**
  * Sends the chunks one after another, stopping at the first refused request (each is
  * all-or-nothing, so every item is either sent or clearly not). A request the gateway finds too
@@ -226,7 +234,7 @@ in input order: {index, notificationId, status, …} | {index, status: "error", 
       const { results, failure, requests, planned } = await sendInChunks(herald, keyed, chunks, progress, (sofar, requests) =>
         interruption.record({
           show: () => showResults(context, items, sofar, requests),
-          message: `${sofar.filter((r) => r.status !== 'error' && r.status !== 'not_sent').length} of ${plural(items.length, 'item')} were sent`,
+          message: interruptedMessage(sofar, items.length),
           ...(retryKey ? { retry: { idempotencyKey: retryKey } } : {}),
         }),
       ).finally(() => interruption.record(undefined));
@@ -236,7 +244,8 @@ in input order: {index, notificationId, status, …} | {index, status: "error", 
         if (outcomeUnknown(failure.error)) {
           // No answer, or a 5xx: the gateway may have stored that request's items.
           const later = end < items.length - 1 ? `; items ${end + 1} to ${items.length - 1} were not sent` : '';
-          context.out.note(`Request ${failure.request} of ${planned} got no answer: items ${failure.start} to ${end} may have been stored${later}.`);
+          const answer = failure.error instanceof HeraldApiError ? `was answered ${failure.error.statusCode}` : 'got no answer';
+          context.out.note(`Request ${failure.request} of ${planned} ${answer}: items ${failure.start} to ${end} may have been stored${later}.`);
         } else {
           context.out.note(`Request ${failure.request} of ${planned} was refused: items ${failure.start} to ${items.length - 1} were not sent.`);
         }
