@@ -128,7 +128,7 @@ describe('contact verification codes', () => {
     const wallet = newWallet();
     await register(gw, wallet, { email: 'only@example.com' });
     assertRefused(await verify(gw, wallet.address, 'sms', '123456'), 400, 'VALIDATION_ERROR', /No phone number is waiting/);
-    assertRefused(await verify(gw, newWallet().address, 'email', '123456'), 404, 'WALLET_NOT_REGISTERED', /not registered/);
+    assertRefused(await verify(gw, newWallet().address, 'email', '123456'), 404, 'WALLET_NOT_REGISTERED', /has no identity with Herald/);
   });
 
   it('validates the request', async () => {

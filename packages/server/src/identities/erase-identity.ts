@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import { ApiError } from '../http/errors.js';
+import { walletNotRegistered } from '../wallet.js';
 import { eraseWallet } from './identity-store.js';
 import { checkSignedChallenge, useChallenge, type SignedChallenge } from './prove-ownership.js';
 
@@ -11,7 +11,7 @@ export async function eraseIdentity(deps: Pick<Deps, 'db' | 'now'>, proof: Signe
     await useChallenge(tx, proof, now);
     // Thrown inside, so that a failed attempt changes nothing: the nonce, and the wallet's other
     // challenges (which erasure deletes), stay usable.
-    if (!(await eraseWallet(tx, proof.wallet))) throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${proof.wallet} is not registered`);
+    if (!(await eraseWallet(tx, proof.wallet))) throw walletNotRegistered(proof.wallet);
   });
   return { deleted: true as const };
 }

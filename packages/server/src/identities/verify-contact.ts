@@ -1,6 +1,7 @@
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../http/errors.js';
+import { walletNotRegistered } from '../wallet.js';
 import { deleteCodes, findCode, markCodeUsed, spendCodeAttempt, type CodeChannel } from './code-store.js';
 import { contactVerified, findIdentity, markContactVerified } from './identity-store.js';
 import { CODE_MAX_ATTEMPTS, sameDigest } from './one-time-secrets.js';
@@ -57,7 +58,7 @@ export async function verifyContact(deps: Pick<Deps, 'db' | 'secrets' | 'now'>, 
     case 'dead':
       throw new ApiError('VALIDATION_ERROR', `The code for this ${what} has expired or has no tries left; register again to get a new code`);
     case 'unregistered':
-      throw new ApiError('WALLET_NOT_REGISTERED', `Wallet ${input.wallet} is not registered`);
+      throw walletNotRegistered(input.wallet);
     case 'no-code':
     case 'contact-gone':
       throw new ApiError('VALIDATION_ERROR', `No ${what} is waiting for verification on this wallet; register one first`);
