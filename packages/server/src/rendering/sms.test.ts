@@ -84,6 +84,12 @@ describe('renderSmsText', () => {
     assert.equal(renderSmsText('S', 'a\n\n\n   b\t\tc\n\n---\n\nd'), 'S: a b c d');
   });
 
+  it('drops characters that show nothing, so they cannot make the message UCS-2', () => {
+    const text = renderSmsText('Heads\u00ADup\u200B', 'Claim\u2060 now\uFEFF, Ca\u0301fe\u0301 \u{1F44D}\u{1F3FD} \u{1F469}\u200D\u{1F4BB}');
+    assert.equal(text, 'Headsup: Claim now, Ca\u0301fe\u0301 \u{1F44D}\u{1F3FD} \u{1F469}\u200D\u{1F4BB}');
+    assert.equal(countSmsSegments(renderSmsText('Heads\u00ADup', 'Claim\u200B now\u2060')).encoding, 'GSM-7');
+  });
+
   it('is just the subject when the body is empty', () => {
     assert.equal(renderSmsText('Only subject', '  \n'), 'Only subject');
   });

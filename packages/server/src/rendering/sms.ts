@@ -78,8 +78,16 @@ export function truncateSmsText(text: string, limit = SMS_MAX_CHARS): string {
   return `${chars.slice(0, end).join('').trimEnd()}...`;
 }
 
+/**
+ * Characters that show nothing and mean nothing on one line of plain text (the soft hyphen, the
+ * zero-width space, the word joiner, the zero-width no-break space or byte-order mark): none is in
+ * GSM-7, so one would make the whole message UCS-2, at more than twice the segments. Joiners and
+ * variation selectors stay: they shape scripts and emoji.
+ */
+const UNSEEN = /[\u00AD\u200B\u2060\uFEFF]/g;
+
 /** "subject: body" as one line of plain text. */
 export function renderSmsText(subject: string, body: Markdown): string {
-  const text = markdownToPlainText(body, smsDialect).replace(/\s+/g, ' ').trim();
-  return [subject, text].filter(Boolean).join(': ');
+  const text = markdownToPlainText(body, smsDialect).replace(UNSEEN, '').replace(/\s+/g, ' ').trim();
+  return [subject.replace(UNSEEN, ''), text].filter(Boolean).join(': ');
 }
