@@ -1,17 +1,20 @@
 import { insertCaptured, type CapturedMessage } from '../channels/capture.js';
-import type { Channel, ChannelProvider, SendOutcome } from '../channels/provider.js';
+import type { Channel, SendOutcome } from '../channels/provider.js';
 import type { Queryable } from '../db/connection.js';
 import type { Deps } from '../deps.js';
 import { TrackingLinks } from '../engagement/tracking-links.js';
 import { JobLoop } from '../jobs/loop.js';
+import { batchedWrites } from '../jobs/batched-writes.js';
 import { untilDone } from '../jobs/until-done.js';
 import { tableStatistics } from '../db/table-statistics.js';
 import { MissingVariableError, TemplateRenderError } from '../templates/compile-template.js';
 import { composeMessage, CONTACT, contactFor } from './compose-message.js';
-import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNames, releaseClaims, renewLeases, withTemplates, type DueNotification } from './delivery-store.js';
+import { commitSettlements, leaseNotifications, lockDueNotifications, protocolNames, releaseClaims, withTemplates, type DueNotification } from './delivery-store.js';
+import { holdLeases } from './hold-leases.js';
 import { subscriptionRefusal } from './load-subscriptions.js';
 import { recipientReader, type Recipient, type RecipientReader } from './recipient-reader.js';
 import type { RetryPolicy } from './retry-policy.js';
+import { SendingChannels } from './sending-channels.js';
 import { optedOut, settle, type Settlement } from './settle.js';
 
 export interface DeliveryOptions {
@@ -21,94 +24,6 @@ export interface DeliveryOptions {
   concurrency: number;
   retry: RetryPolicy;
   idleMs: number;
-}
-
-/**
- * At most `limit` pieces of work at a time; the others wait their turn in the order they came.
- * Work waits on behalf of an owner (a delivery loop), whose waiting work can be let through at
- * once, without a lane (`abandon`): a stopping loop's work that only gives its row back.
- */
-class Lanes {
-  private active = 0;
-  private waiting: { owner: object; go: (withoutLane: boolean) => void }[] = [];
-
-  constructor(private readonly limit: number) {}
-
-  async run<T>(owner: object, work: () => Promise<T>): Promise<T> {
-    if (this.active < this.limit) this.active++;
-    else if (await new Promise<boolean>((go) => this.waiting.push({ owner, go }))) return work();
-    try {
-      return await work();
-    } finally {
-      // The lane passes straight to the next in line, or frees up.
-      const next = this.waiting.shift();
-      if (next) next.go(false);
-      else this.active--;
-    }
-  }
-
-  /** Lets the owner's waiting work through now, outside the lanes. */
-  abandon(owner: object): void {
-    const abandoned = this.waiting.filter((waiter) => waiter.owner === owner);
-    this.waiting = this.waiting.filter((waiter) => waiter.owner !== owner);
-    for (const waiter of abandoned) waiter.go(true);
-  }
-}
-
-/**
- * What the delivery loops of one process share while they send through providers: each channel's
- * lanes (at most `concurrency` sends in flight, whichever loop claimed them) and the count of
- * rows each channel holds, claimed and not yet settled. A channel holding `cap` rows is full: no
- * loop takes more of its rows until one is settled. A provider that answers slowly or not at all
- * fills its own channel, never the others', and a full channel's rows stay in the database, due,
- * for any worker with room.
- */
-export class SendingChannels {
-  private readonly lanes = new Map<Channel, Lanes>();
-  private readonly held = new Map<Channel, number>();
-  private readonly roomListeners: (() => void)[] = [];
-
-  constructor(
-    private readonly concurrency: number,
-    private readonly cap: number,
-  ) {}
-
-  /** The lanes of a channel, sized by its provider (an SMTP pool's connections at most). */
-  lanesFor(channel: Channel, provider: ChannelProvider): Lanes {
-    let lanes = this.lanes.get(channel);
-    if (!lanes) this.lanes.set(channel, (lanes = new Lanes(Math.min(this.concurrency, provider.maxConcurrency ?? Infinity))));
-    return lanes;
-  }
-
-  /** Holds a place for a row of `channel`: false when the channel is full. */
-  take(channel: Channel): boolean {
-    const held = this.held.get(channel) ?? 0;
-    if (held >= this.cap) return false;
-    this.held.set(channel, held + 1);
-    return true;
-  }
-
-  /** A held row was settled or given back; a full channel that now has room tells the loops. */
-  release(channel: Channel): void {
-    const held = (this.held.get(channel) ?? 1) - 1;
-    this.held.set(channel, held);
-    if (held === this.cap - 1) for (const listener of this.roomListeners) listener();
-  }
-
-  /** Whether some channel is full. */
-  anyFull(): boolean {
-    for (const held of this.held.values()) if (held >= this.cap) return true;
-    return false;
-  }
-
-  onRoom(listener: () => void): void {
-    this.roomListeners.push(listener);
-  }
-
-  /** Lets a stopping loop's work waiting in any channel through at once (see Lanes). */
-  abandon(owner: object): void {
-    for (const lanes of this.lanes.values()) lanes.abandon(owner);
-  }
 }
 
 /** The channel a row is sent on: its SMS fallback once it has one. */
@@ -238,59 +153,6 @@ export function createDeliveryWorker(
   }
 
   /**
-   * Keeps a batch's leases from expiring while it is sent and settled: every third of the lease,
-   * the claims still held are leased for a full term again. A slow provider or a large batch then
-   * never lets another worker take a notification that is still being sent; a worker that dies
-   * stops renewing, and its claims come due once the last lease runs out.
-   */
-  function holdLeases(claims: DueNotification[], leasedAtMs: number): { held(n: DueNotification): boolean; release(): Promise<void> } {
-    if (claims.length === 0) return { held: () => true, release: async () => {} };
-    let timer: NodeJS.Timeout | undefined;
-    let renewing: Promise<void> = Promise.resolve();
-    let released = false;
-    const every = options.leaseMs / 3;
-    // When the leases run out, on this process's monotonic clock (a paused process's timers fire
-    // late, but this clock keeps counting): from the claim (`leasedAtMs`, read with the `now` of its lease),
-    // then from each renewal that committed.
-    let heldUntil = leasedAtMs + options.leaseMs;
-    /** Claims a renewal found no longer this worker's at all (settled, given back or taken over). */
-    const lost = new Set<string>();
-    const schedule = (delay = every) => {
-      timer = setTimeout(() => {
-        const asked = performance.now();
-        const pending = claims.filter((n) => !lost.has(n.id));
-        renewing = renewLeases(deps.db, pending, new Date(deps.now().getTime() + options.leaseMs))
-          .then((gone) => {
-            for (const id of gone) lost.add(id);
-            heldUntil = asked + options.leaseMs;
-          })
-          .catch((error: unknown) => deps.log.warn({ err: error, claims: claims.length }, 'delivery: could not renew leases'))
-          .finally(() => {
-            if (!released) schedule();
-          });
-      }, delay);
-      timer.unref();
-    };
-    // The lease runs from the claim, not from now: the claim's transaction may have taken a while.
-    schedule(Math.max(0, leasedAtMs + every - performance.now()));
-    return {
-      /**
-       * Whether a send may start: more than a third of the lease is left. Renewed every third, a
-       * lease has two thirds left or more, unless the renewals failed or the process was paused
-       * (SIGSTOP, a frozen VM or container) past them, and another worker may then have taken
-       * the rows: only the sends already at a provider may then repeat, not the rest of the batch.
-       * A claim the last renewal did not find is another worker's (or settled) whatever the time.
-       */
-      held: (n) => heldUntil - performance.now() > every && !lost.has(n.id),
-      async release() {
-        released = true;
-        clearTimeout(timer);
-        await renewing;
-      },
-    };
-  }
-
-  /**
    * Commits outcomes until the database takes them (the leases are renewed meanwhile, and a claim
    * taken over after they ran out is fenced off by the attempt counter).
    */
@@ -303,44 +165,6 @@ export function createDeliveryWorker(
       failed: (error, failures) => deps.log.warn({ err: error, outcomes: settled.length, failures }, 'delivery: could not commit outcomes; retrying'),
     });
     announce(settled);
-  }
-
-  /**
-   * Writes items as they come, a few at a time, one write at a time: `afterMs` after the first
-   * unwritten item, or as soon as `atCount` wait. After a write fails, the later ones are not
-   * made, and `close` (which writes what waits) throws its error.
-   */
-  function batchedWrites<T>(write: (items: T[]) => Promise<unknown>, { afterMs, atCount }: { afterMs: number; atCount: number }) {
-    let waiting: T[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    let chain: Promise<void> = Promise.resolve();
-    let failure: { error: unknown } | undefined;
-    const flush = () => {
-      clearTimeout(timer);
-      timer = undefined;
-      if (waiting.length === 0) return;
-      const taken = waiting;
-      waiting = [];
-      chain = chain
-        .then(async () => {
-          if (!failure) await write(taken);
-        })
-        .catch((error: unknown) => {
-          failure = { error };
-        });
-    };
-    return {
-      add(item: T) {
-        waiting.push(item);
-        if (waiting.length >= atCount) flush();
-        else timer ??= setTimeout(flush, afterMs);
-      },
-      async close() {
-        flush();
-        await chain;
-        if (failure) throw failure.error;
-      },
-    };
   }
 
   /**
@@ -429,7 +253,7 @@ export function createDeliveryWorker(
     const letGo = (n: DueNotification) => {
       if (holding.delete(n.id)) channels.release(sentOn(n));
     };
-    const lease = holdLeases(live, leasedAtMs);
+    const lease = holdLeases(deps, options.leaseMs, live, leasedAtMs);
     const writer = outcomeWriter();
     const giver = claimGiver();
     // Rows not started once the leases may have lapsed: given back unsent (due again at once, no
