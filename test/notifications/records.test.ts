@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { call, isErrorBody, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
-import { listStatements } from '../../packages/server/src/notifications/notification-store.js';
+import { listStatements } from '../../packages/server/src/notifications/notification-reads.js';
 
 describe('GET /v1/notifications and /v1/notifications/:id', () => {
   let gw: TestGateway;

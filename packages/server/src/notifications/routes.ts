@@ -6,7 +6,7 @@ import { ApiError } from '../http/errors.js';
 import { refuseBodyField } from '../http/refuse-body-field.js';
 import { errorResponses, pageQuery, StringEnum } from '../http/schemas.js';
 import { WalletSchema } from '../wallet.js';
-import { findNotification, listAttempts, listNotifications } from './notification-store.js';
+import { findNotification, listAttempts, listNotifications } from './notification-reads.js';
 import { BulkBody, BulkResult, NotificationListItem, NotificationRecord, NotifyBody, SubmissionResult } from './schemas.js';
 import { submitNotifications } from './submit-notifications.js';
 
