@@ -79,6 +79,8 @@ describe('delivery outcomes when the database answer is lost', () => {
       assert.equal(record.status, status);
       assert.equal(smtp.received.filter((m) => m.to.includes(email)).length, answer ? 0 : 1);
       assert.equal(record.attempts.length, 1, JSON.stringify(record.attempts));
+      const events = await db.query<{ type: string }>("SELECT type FROM events WHERE data->>'notification_id' = $1", [sent.body.notificationId]);
+      assert.deepEqual(events.map((e) => e.type), [`notification.${outcome}`], 'one event');
     });
   }
 });

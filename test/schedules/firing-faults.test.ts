@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Database } from '../../packages/server/src/db/connection.js';
-import { call, type TestProtocol } from '../support/gateway.js';
+import pg from 'pg';
+import { call, onPostgres, type TestProtocol } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
 import { createOnce, notificationsOf, runsOf, startClockGateway, type ClockGateway } from './harness.js';
 
@@ -68,6 +69,30 @@ describe('firing schedules when the database fails', () => {
     });
     assert.equal(transactions, 2);
     await assertFiredOnce(created.id);
+  });
+
+  it('leaves a group to its lease when the lost try still holds its rows', { skip: !onPostgres && 'needs a second connection (PostgreSQL)' }, async () => {
+    // The server has not noticed yet that the first try's client is gone: its transaction still
+    // holds the schedule's row, here held by another connection.
+    const holder = new pg.Client({ connectionString: gw.databaseUrl });
+    await holder.connect();
+    try {
+      const started = Date.now();
+      const { created, transactions } = await fireWithFirstTransaction(async () => {
+        await holder.query('BEGIN');
+        await holder.query("SELECT id FROM schedules WHERE status = 'PENDING' FOR UPDATE");
+        throw connectionLost();
+      });
+      assert.equal(transactions, 2);
+      assert.ok(Date.now() - started < 5_000, 'the retry waited for the lock a second at most');
+      await holder.query('ROLLBACK');
+      assert.equal(await gw.fire(), 0, 'still leased');
+      gw.advance(31_000);
+      assert.equal(await gw.fire(), 1, 'claimed again once the lease ran out');
+      await assertFiredOnce(created.id);
+    } finally {
+      await holder.end();
+    }
   });
 
   it('leaves a group that failed for another reason to its lease', async () => {

@@ -157,8 +157,9 @@ export function createDeliveryWorker(
    * taken over after they ran out is fenced off by the attempt counter).
    */
   async function commitUntilDone(settled: Settlement[]): Promise<void> {
-    // One time for every try: it tells the attempt records of a try that committed although its
-    // answer was lost from those of a later attempt.
+    // One time for every try, the first's: the outcomes, their events and attempt records are
+    // stamped with when they were first committed, and the attempt records of a try that
+    // committed although its answer was lost are told by it from those of a later attempt.
     const now = deps.now();
     await untilDone(() => deps.db.transaction((tx) => commitSettlements(tx, settled, now)), {
       stopping: () => stopping,

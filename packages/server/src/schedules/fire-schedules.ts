@@ -148,9 +148,12 @@ function outcomeOf(plan: Plan, result: Result, reasons: Map<string, string | nul
  * `<scheduleId>:<occurrence>` is the second line of defence: should a row ever be fired twice for
  * one occurrence (a lease lost mid-fire), the unique index makes the second send a `duplicate`.
  */
-async function fireGroup(deps: Deps, ids: string[], lease: Date): Promise<{ queued: boolean; quota: boolean }> {
+async function fireGroup(deps: Deps, ids: string[], lease: Date, { again = false } = {}): Promise<{ queued: boolean; quota: boolean }> {
   const flags = { queued: false, quota: false };
   await deps.db.transaction(async (tx) => {
+    // Fired again after a lost connection, the first try may still hold the rows on the server
+    // until it notices the client is gone: wait a second at most, then leave them to the lease.
+    if (again) await tx.query("SET LOCAL lock_timeout = '1s'");
     const rows = await lockClaimed(tx, ids, lease);
     if (rows.length === 0) return;
     const now = deps.now();
@@ -168,6 +171,22 @@ async function fireGroup(deps: Deps, ids: string[], lease: Date): Promise<{ queu
     flags.quota = sent.some((r) => 'quota' in r && r.quota);
   });
   return flags;
+}
+
+/**
+ * fireGroup, again while the lease lasts when the database could not take it, rather than
+ * waiting for the lease to run out (a try whose commit went through although its answer was lost
+ * leaves rows that lockClaimed finds moved on: nothing is sent twice). Any other error is thrown.
+ */
+async function fireGroupUntilDone(deps: Deps, ids: string[], lease: Date, stopping: () => boolean) {
+  let tries = 0;
+  const flags = await untilDone(() => fireGroup(deps, ids, lease, { again: tries++ > 0 }), {
+    stopping,
+    retries: (error) => isDatabaseUnavailable(error) && deps.now() < lease,
+    failed: (error, failures) => deps.log.warn({ err: error, schedules: ids.length, failures }, 'firing schedules: database unavailable; retrying'),
+  });
+  // A try whose answer was lost may have queued notifications that the last one found sent.
+  return { ...flags, queued: flags.queued || tries > 1 };
 }
 
 /** Runs `work` over `items` with at most `limit` in flight. */
@@ -205,14 +224,7 @@ export async function fireDueSchedules(deps: Deps, options: FireOptions = DEFAUL
   await pool([...groups.values()], options.concurrency, async (ids) => {
     if (options.stopping?.()) return releaseClaims(deps.db, ids, lease);
     try {
-      // A group the database could not take is fired again while the lease lasts, rather than
-      // waiting for it to run out (a lost answer's commit went through: lockClaimed finds its
-      // rows moved on and sends nothing). Any other error waits for the lease.
-      const flags = await untilDone(() => fireGroup(deps, ids, lease), {
-        stopping: () => options.stopping?.() ?? false,
-        retries: (error) => isDatabaseUnavailable(error) && deps.now() < lease,
-        failed: (error, failures) => deps.log.warn({ err: error, schedules: ids.length, failures }, 'firing schedules: database unavailable; retrying'),
-      });
+      const flags = await fireGroupUntilDone(deps, ids, lease, () => options.stopping?.() ?? false);
       queued ||= flags.queued;
       quota ||= flags.quota;
     } catch (error) {
