@@ -7,9 +7,9 @@ const RETRY_MS = [200, 400, 800, 1600, 2000];
  * Runs `write` until the database takes it: a loop's outcomes are kept in memory through an
  * outage, not dropped, and the rows they settle are not left leased until their lease runs out.
  * While the process runs it tries as long as it takes, unless `retries` refuses the failure;
- * once it is stopping, four tries in all, then the last error is thrown. Every write given here must be safe to make again: fenced by the
- * lease it holds (a late one after another worker took the rows changes nothing), since a try
- * whose answer was lost may have committed.
+ * once it is stopping, four tries in all, then the last error is thrown. Every write given here
+ * must be safe to make again: fenced by the lease it holds (a late one after another worker took
+ * the rows changes nothing), since a try whose answer was lost may have committed.
  */
 export async function untilDone<T>(
   write: () => Promise<T>,
