@@ -84,7 +84,7 @@ describe('firing schedules when the database fails', () => {
         throw connectionLost();
       });
       assert.equal(transactions, 2);
-      assert.ok(Date.now() - started < 5_000, 'the retry waited for the lock a second at most');
+      assert.ok(Date.now() - started < 15_000, 'the retry did not wait for the lock until it was released');
       await holder.query('ROLLBACK');
       assert.equal(await gw.fire(), 0, 'still leased');
       gw.advance(31_000);
