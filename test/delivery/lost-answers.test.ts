@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Database, Queryable } from '../../packages/server/src/db/connection.js';
+import { connectionLost } from '../support/database.js';
 import { call, startGateway, type TestGateway, type TestProtocol } from '../support/gateway.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 import { registeredWallet } from '../support/wallets.js';
@@ -56,7 +57,7 @@ describe('delivery outcomes when the database answer is lost', () => {
       }
       if (recordsAttempts && !lost) {
         lost = true;
-        throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+        throw connectionLost();
       }
       return result;
     };

@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Database } from '../../packages/server/src/db/connection.js';
 import pg from 'pg';
+import { connectionLost } from '../support/database.js';
 import { call, onPostgres, type TestProtocol } from '../support/gateway.js';
 import { registeredWallet } from '../support/wallets.js';
 import { createOnce, notificationsOf, runsOf, startClockGateway, type ClockGateway } from './harness.js';
-
-const connectionLost = () => Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
 
 describe('firing schedules when the database fails', () => {
   let gw: ClockGateway;

@@ -36,3 +36,6 @@ export async function withEmptyDatabase<T>(use: (db: Database) => Promise<T>): P
     await dispose();
   }
 }
+
+/** The error pg throws when the connection drops mid-query: what a lost answer looks like. */
+export const connectionLost = () => Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });

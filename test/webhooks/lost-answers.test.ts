@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Queryable } from '../../packages/server/src/db/connection.js';
 import { webhookLoop } from '../../packages/server/src/webhooks/webhook-loop.js';
+import { connectionLost } from '../support/database.js';
 import { call, sleep, waitFor, type TestProtocol } from '../support/gateway.js';
 import { deliveriesOf, recordNotificationEvent, registerHook, startHarness, type Harness } from './harness.js';
 import { startReceiver, type Receiver } from './receiver.js';
@@ -40,7 +41,7 @@ describe('webhook chains when the database answer is lost', () => {
       const result = await realQuery.call(db, sql, params);
       if (!lost && sql.includes('INSERT INTO webhook_attempts')) {
         lost = true;
-        throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+        throw connectionLost();
       }
       return result;
     }) as Queryable['query'];
